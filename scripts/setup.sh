@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One-time set-up on a fresh Debian/Ubuntu machine: the system libraries Open3D, pyrealsense2 and
+# the browser tests load, then a virtual environment with the project and its test tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SYSTEM_PACKAGES="libgl1 libegl1 libgomp1 libusb-1.0-0 chromium fonts-dejavu-core"
+missing=""
+for p in $SYSTEM_PACKAGES; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "installing system packages:$missing"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -m pip install -q -e ".[test]" 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -c "import zendo, coal" || { echo "set-up failed: the project did not install" >&2; exit 1; }

@@ -1,0 +1,65 @@
+"""The one `zendo` command. Every subcommand turns bad input into a one-line error, never a traceback."""
+from __future__ import annotations
+
+import json
+import sys
+from functools import wraps
+
+import click
+
+from .scene import SceneError, load_scene
+
+
+class UserError(click.ClickException):
+    """A clear one-line error (exit 2 by default) for input the user can fix."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:  # one line, no usage dump
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def friendly(fn):
+    """Turn the domain's own error types into UserError so nothing reaches the user as a traceback."""
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (SceneError, ValueError, OSError) as exc:
+            raise UserError(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__) from None
+
+    return wrapper
+
+
+def emit(doc) -> None:
+    click.echo(json.dumps(doc, indent=2))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="zendo-table")
+def main() -> None:
+    """Zendo table assistant: see the table, mark koans, answer questions, find counterexamples."""
+
+
+@main.command()
+@click.argument("scene_path", metavar="SCENE.json")
+@click.option("--band-mm", type=float, default=None, help="Judgment band for mm predicates (default 0.4).")
+@click.option("--band-deg", type=float, default=None, help="Judgment band for angle predicates (default 3).")
+@friendly
+def relations(scene_path: str, band_mm: float | None, band_deg: float | None) -> None:
+    """Print every terminology predicate of every koan in SCENE.json, with borderline ones listed."""
+    from .facts import DEFAULT_BAND
+    from .relations import RelationsConfig, relations_report
+
+    band = dict(DEFAULT_BAND)
+    if band_mm is not None:
+        band["mm"] = band_mm
+    if band_deg is not None:
+        band["deg"] = band_deg
+    scene = load_scene(scene_path)
+    emit(relations_report(scene, RelationsConfig(band=band)))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

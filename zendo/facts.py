@@ -1,0 +1,214 @@
+"""Koan facts: what the rule language evaluates. Pure data, no geometry.
+
+Every geometric decision is a `Predicate` that carries its margin: the signed distance (mm or
+degrees) from its decision boundary, positive on the side that was decided. A predicate whose
+margin lies inside the judgment band is borderline, and `KoanFacts.with_values` lets the marking
+code ask "what if this borderline call went the other way?" without touching geometry again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from itertools import combinations
+from typing import Iterable, Mapping
+
+#: Default judgment band: a predicate this close to its boundary is a judgment call.
+DEFAULT_BAND = {"mm": 0.4, "deg": 3.0}
+
+PredicateKey = tuple  # (name, *piece ids)
+
+#: Predicates between two pieces whose arguments are unordered.
+SYMMETRIC = frozenset({"touching", "same_direction", "opposite_direction", "same_height"})
+
+
+def key(name: str, *args: str) -> PredicateKey:
+    if name in SYMMETRIC:
+        args = tuple(sorted(args))
+    return (name, *args)
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """One decided fact with its margin and the value it would take across the boundary."""
+
+    name: str
+    args: tuple[str, ...]
+    value: bool | str
+    margin: float
+    unit: str  # "mm" or "deg"
+    alternative: bool | str | None = None
+    order: float = 0.0  # for pointing: distance along the ray where the target is met
+
+    @property
+    def key(self) -> PredicateKey:
+        return (self.name, *self.args)
+
+    def is_borderline(self, band: Mapping[str, float]) -> bool:
+        return abs(self.margin) < band.get(self.unit, 0.0)
+
+    def flipped(self) -> "Predicate":
+        alt = (not self.value) if self.alternative is None else self.alternative
+        return replace(self, value=alt, alternative=self.value, margin=-self.margin)
+
+    def to_dict(self) -> dict:
+        return {
+            "predicate": self.name,
+            "pieces": list(self.args),
+            "value": self.value,
+            "margin": round(float(self.margin), 3),
+            "unit": self.unit,
+        }
+
+
+@dataclass(frozen=True)
+class PieceAttrs:
+    """What a piece is, independent of any decision: these never flip."""
+
+    id: str
+    color: str
+    size: str
+    pips: int
+    top_mm: float
+
+
+@dataclass(frozen=True)
+class KoanFacts:
+    koan_id: str
+    pieces: tuple[PieceAttrs, ...]
+    predicates: Mapping[PredicateKey, Predicate]
+    band: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_BAND))
+
+    # ----------------------------------------------------------------- lookup
+    @cached_property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(p.id for p in self.pieces)
+
+    @cached_property
+    def attrs(self) -> dict[str, PieceAttrs]:
+        return {p.id: p for p in self.pieces}
+
+    def predicate(self, name: str, *args: str) -> Predicate | None:
+        return self.predicates.get(key(name, *args))
+
+    def _value(self, name: str, *args: str, default=False):
+        p = self.predicates.get(key(name, *args))
+        return default if p is None else p.value
+
+    # ------------------------------------------------------- piece properties
+    def orientation(self, pid: str) -> str:
+        return self._value("orientation", pid, default="upright")
+
+    def grounded(self, pid: str) -> bool:
+        return bool(self._value("grounded", pid))
+
+    def color(self, pid: str) -> str:
+        return self.attrs[pid].color
+
+    def size(self, pid: str) -> str:
+        return self.attrs[pid].size
+
+    def pips(self, pid: str) -> int:
+        return self.attrs[pid].pips
+
+    def top(self, pid: str) -> float:
+        return self.attrs[pid].top_mm
+
+    # ------------------------------------------------------------- relations
+    def touching(self, a: str, b: str) -> bool:
+        return a != b and bool(self._value("touching", a, b))
+
+    def touching_pairs(self) -> list[tuple[str, str]]:
+        return [(a, b) for a, b in combinations(self.ids, 2) if self.touching(a, b)]
+
+    def points_at(self, a: str, b: str) -> bool:
+        return a != b and bool(self._value("pointing", a, b))
+
+    def pointed_at(self, a: str) -> list[str]:
+        """Pieces a's ray meets, first to last."""
+        hits = [p for p in self.predicates.values() if p.name == "pointing" and p.args[0] == a and p.value]
+        return [p.args[1] for p in sorted(hits, key=lambda p: (p.order, p.args[1]))]
+
+    def stacked_on(self, upper: str, lower: str) -> bool:
+        """upper sits directly on lower's tip (one link of a tower)."""
+        return bool(self._value("stacked", lower, upper))
+
+    def nested_in(self, inner: str, outer: str) -> bool:
+        return bool(self._value("nested", outer, inner))
+
+    def same_direction(self, a: str, b: str) -> bool:
+        return a == b or bool(self._value("same_direction", a, b))
+
+    def opposite_direction(self, a: str, b: str) -> bool:
+        return a != b and bool(self._value("opposite_direction", a, b))
+
+    def same_height(self, a: str, b: str) -> bool:
+        return a == b or bool(self._value("same_height", a, b))
+
+    def higher(self, a: str, b: str) -> bool:
+        return not self.same_height(a, b) and self.top(a) > self.top(b)
+
+    def highest(self) -> list[str]:
+        return [a for a in self.ids if not any(self.higher(b, a) for b in self.ids)]
+
+    def lowest(self) -> list[str]:
+        return [a for a in self.ids if not any(self.higher(a, b) for b in self.ids)]
+
+    @cached_property
+    def towers(self) -> list[list[str]]:
+        """Maximal chains of stacked links, bottom to top; a lone piece is a tower of one."""
+        above: dict[str, str] = {}
+        below: dict[str, str] = {}
+        links = sorted(
+            (p for p in self.predicates.values() if p.name == "stacked" and p.value),
+            key=lambda p: -p.margin,
+        )
+        for p in links:
+            lower, upper = p.args
+            if lower in above or upper in below:
+                continue  # each piece has at most one piece directly on it and one under it
+            above[lower] = upper
+            below[upper] = lower
+        towers, placed = [], set()
+        for pid in self.ids:
+            if pid in below or pid in placed:
+                continue
+            chain = [pid]
+            while chain[-1] in above and above[chain[-1]] not in placed and above[chain[-1]] not in chain:
+                chain.append(above[chain[-1]])
+            placed.update(chain)
+            towers.append(chain)
+        for pid in self.ids:  # a cycle cannot happen physically; keep every piece in one tower anyway
+            if pid not in placed:
+                towers.append([pid])
+                placed.add(pid)
+        return towers
+
+    def tower_of(self, pid: str) -> list[str]:
+        for t in self.towers:
+            if pid in t:
+                return t
+        return [pid]
+
+    # -------------------------------------------------------- judgment calls
+    def borderline(self, band: Mapping[str, float] | None = None) -> list[Predicate]:
+        band = self.band if band is None else band
+        return sorted(
+            (p for p in self.predicates.values() if p.is_borderline(band)),
+            key=lambda p: (abs(p.margin) / max(band.get(p.unit, 1.0), 1e-9), p.key),
+        )
+
+    def with_values(self, overrides: Mapping[PredicateKey, bool | str]) -> "KoanFacts":
+        """The same koan with some predicates decided differently (a ruling, or a what-if)."""
+        preds = dict(self.predicates)
+        for k, v in overrides.items():
+            p = preds.get(k)
+            if p is not None and p.value != v:
+                preds[k] = p.flipped() if (p.alternative is None or p.alternative == v) else replace(p, value=v)
+        return replace(self, predicates=preds)
+
+    def flipped(self, keys: Iterable[PredicateKey]) -> "KoanFacts":
+        preds = dict(self.predicates)
+        for k in keys:
+            if k in preds:
+                preds[k] = preds[k].flipped()
+        return replace(self, predicates=preds)
