@@ -61,5 +61,32 @@ def relations(scene_path: str, band_mm: float | None, band_deg: float | None) ->
     emit(relations_report(scene, RelationsConfig(band=band)))
 
 
+#: Modules that add their own subcommands: each defines `register(group)`. Keeping them apart
+#: keeps this file small and lets each area (rules, vision, server ...) own its commands.
+PLUGINS = (
+    "zendo.cli_rules",
+    "zendo.cli_counter",
+    "zendo.cli_bench",
+    "vision.cli",
+    "calibration.cli",
+    "server.cli",
+)
+
+
+def _register_plugins() -> None:
+    import importlib
+
+    for name in PLUGINS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name in (name, name.rsplit(".", 1)[0]):
+                continue  # that area is not built yet
+            raise
+        module.register(main)
+
+
+_register_plugins()
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -277,8 +277,18 @@ def nested(outer: Piece, inner: Piece, cfg: RelationsConfig, same_tower: bool) -
     return Predicate("nested", (outer.id, inner.id), depth >= 0, depth, "mm")
 
 
-def directions(a: Piece, b: Piece, cfg: RelationsConfig) -> tuple[Predicate, Predicate]:
-    ang = angle_deg(a.axis, b.axis)
+def direction_vector(piece: Piece, orient: str) -> np.ndarray:
+    """Where a piece points, as players compare directions: a flat piece by its heading along the
+    table (its axis dips 16 degrees, which nobody counts), any other piece by its axis."""
+    if orient == "flat":
+        flat = np.array([piece.axis[0], piece.axis[1], 0.0])
+        if np.linalg.norm(flat) > 1e-9:
+            return flat / np.linalg.norm(flat)
+    return piece.axis
+
+
+def directions(a: Piece, b: Piece, da: np.ndarray, db: np.ndarray, cfg: RelationsConfig) -> tuple[Predicate, Predicate]:
+    ang = angle_deg(da, db)
     ids = tuple(sorted((a.id, b.id)))
     same = cfg.direction_deg - ang
     opp = ang - (180.0 - cfg.direction_deg)
@@ -304,6 +314,7 @@ def koan_facts(koan_id: str, pieces: Sequence[Piece], cfg: RelationsConfig | Non
         preds.append(orientation(p, cfg))
         preds.append(grounded(p, cfg))
     grounded_ids = {p.args[0] for p in preds if p.name == "grounded" and p.value}
+    orient = {p.args[0]: p.value for p in preds if p.name == "orientation"}
     near = {(pieces[i].id, pieces[j].id) for i, j in near_pairs(pieces, cfg.touch_gap_mm + 2 * cfg.band["mm"])}
     for lower, upper in permutations(pieces, 2):
         link = stacked(lower, upper, cfg)
@@ -314,9 +325,10 @@ def koan_facts(koan_id: str, pieces: Sequence[Piece], cfg: RelationsConfig | Non
     for outer, inner in permutations(pieces, 2):
         if PYRAMID_SIZES[inner.size].height <= PYRAMID_SIZES[outer.size].height + 1e-6:
             preds.append(nested(outer, inner, cfg, tower_of[inner.id] == tower_of[outer.id]))
+    dirs = {p.id: direction_vector(p, orient[p.id]) for p in pieces}
     for a, b in combinations(pieces, 2):
         preds.append(touching(a, b, cfg, (a.id, b.id) in near or (b.id, a.id) in near))
-        preds.extend(directions(a, b, cfg))
+        preds.extend(directions(a, b, dirs[a.id], dirs[b.id], cfg))
         preds.append(same_height(a, b, cfg))
     for p in pieces:
         preds.extend(pointing(p, [q for q in pieces if q.id != p.id], grounded_ids, cfg))

@@ -1,0 +1,271 @@
+"""One test per clause of the rulebook's TERMINOLOGY section (seed 001), on hand-built koans."""
+import numpy as np
+import pytest
+
+from zendo.build import (
+    beside, flat, flat_across, lean_against, lying_tower, nested_lying, pointing_at, tower, translate, upright,
+)
+from zendo.facts import DEFAULT_BAND
+from zendo.relations import RelationsConfig
+from helpers import S, facts_of
+
+
+# ---------------------------------------------------------------- colour, size, pips
+
+def test_colour_size_and_pips_are_the_pieces_own():
+    f = facts_of(upright(S("a", "green", "medium")), upright(S("b", "blue", "small"), (40, 0)))
+    assert (f.color("a"), f.size("a"), f.pips("a")) == ("green", "medium", 2)
+    assert (f.color("b"), f.size("b"), f.pips("b")) == ("blue", "small", 1)
+
+
+# ---------------------------------------------------------------- orientation
+
+def test_a_piece_pointing_straight_up_is_upright():
+    assert facts_of(upright(S("a"))).orientation("a") == "upright"
+
+
+def test_a_piece_on_its_triangular_side_is_flat():
+    assert facts_of(flat(S("a"), heading=37)).orientation("a") == "flat"
+
+
+def test_a_piece_leaning_against_another_is_weird():
+    base = upright(S("a"))
+    f = facts_of(base, lean_against(base, S("b", "blue", "medium")))
+    assert f.orientation("b") == "weird"
+
+
+def test_a_piece_lying_nested_inside_another_is_still_flat():
+    outer, inner = nested_lying(S("a"), S("b", "blue", "small"))
+    f = facts_of(outer, inner)
+    assert f.orientation("b") == "flat" and not f.grounded("b")
+
+
+def test_a_piece_lying_across_the_tips_of_upright_pieces_is_still_flat():
+    s1, s2 = upright(S("s1", "blue", "small")), upright(S("s2", "blue", "small"), (0, 14))
+    f = facts_of(s1, s2, flat_across([s1, s2], S("top", "yellow"), heading=90))
+    assert f.orientation("top") == "flat"
+
+
+def test_upright_flat_and_weird_are_mutually_exclusive():
+    base = upright(S("a"))
+    f = facts_of(base, lean_against(base, S("b", "blue", "medium")), flat(S("c", "green"), (-60, 0)))
+    assert sorted(f.orientation(p) for p in "abc") == ["flat", "upright", "weird"]
+
+
+# ---------------------------------------------------------------- grounded
+
+def test_a_piece_touching_the_playing_surface_is_grounded():
+    assert facts_of(upright(S("a"))).grounded("a")
+
+
+def test_the_upper_pieces_of_a_tower_are_ungrounded():
+    f = facts_of(tower([S("a"), S("b", "blue"), S("c", "green")]))
+    assert [f.grounded(p) for p in "abc"] == [True, False, False]
+
+
+def test_grounded_is_independent_of_orientation():
+    s1, s2 = upright(S("s1", "blue", "small")), upright(S("s2", "blue", "small"), (0, 14))
+    f = facts_of(s1, s2, flat_across([s1, s2], S("top", "yellow"), heading=90), flat(S("low", "green"), (60, 0)))
+    assert f.orientation("top") == f.orientation("low") == "flat"
+    assert not f.grounded("top") and f.grounded("low")
+
+
+# ---------------------------------------------------------------- touching
+
+def test_pieces_side_by_side_are_touching():
+    a = upright(S("a"))
+    assert facts_of(a, beside(a, S("b", "blue", "small"))).touching("a", "b")
+
+
+def test_touching_is_symmetric():
+    a = upright(S("a"))
+    f = facts_of(a, beside(a, S("b", "blue", "small")))
+    assert f.touching("a", "b") and f.touching("b", "a")
+
+
+def test_pieces_two_millimetres_apart_are_not_touching():
+    a = upright(S("a"))
+    f = facts_of(a, beside(a, S("b", "blue"), gap=2.0))
+    assert not f.touching("a", "b")
+    assert f.borderline() == []
+
+
+def test_a_gap_of_three_tenths_of_a_millimetre_is_a_borderline_touch():
+    a = upright(S("a"))
+    f = facts_of(a, beside(a, S("b", "blue"), gap=0.3))
+    p = f.predicate("touching", "a", "b")
+    assert p.is_borderline(DEFAULT_BAND) and p.unit == "mm"
+    assert p.margin == pytest.approx(0.5 - 0.3, abs=0.02)
+
+
+def test_stacked_pieces_touch():
+    f = facts_of(tower([S("a"), S("b", "blue")]))
+    assert f.touching("a", "b")
+
+
+# ---------------------------------------------------------------- pointing
+
+def test_a_flat_pieces_ray_skims_the_table_to_the_piece_ahead():
+    target = upright(S("t", "blue"))
+    f = facts_of(target, pointing_at(target, S("p", "red", "small"), distance=30))
+    assert f.pointed_at("p") == ["t"]
+
+
+def test_a_skimming_ray_meets_a_piece_in_the_plane_of_its_base():
+    target = upright(S("t", "blue"))
+    f = facts_of(target, pointing_at(target, S("p", "red", "small"), distance=30))
+    assert f.predicate("pointing", "p", "t").margin > 5  # crossed well inside the base square
+
+
+def test_the_pointing_ray_passes_through_pieces_and_orders_them_first_second():
+    near = upright(S("near", "blue", "small"), (0, 0))
+    far = upright(S("far", "green", "small"), (-30, 0))
+    f = facts_of(near, far, pointing_at(near, S("p", "red", "small"), distance=25, from_heading=0))
+    assert f.pointed_at("p") == ["near", "far"]
+
+
+def test_an_upright_pieces_ray_goes_up_through_the_pieces_stacked_on_it():
+    f = facts_of(tower([S("a"), S("b", "blue"), S("c", "green")]))
+    assert f.pointed_at("a") == ["b", "c"]
+    assert f.pointed_at("b") == ["c"]
+    assert f.pointed_at("c") == []
+
+
+def test_an_upright_piece_does_not_point_at_its_neighbour():
+    a = upright(S("a"))
+    f = facts_of(a, beside(a, S("b", "blue")))
+    assert f.pointed_at("a") == [] and f.pointed_at("b") == []
+
+
+def test_a_skimming_ray_passes_under_a_piece_raised_off_the_table():
+    s1, s2 = upright(S("s1", "blue", "small")), upright(S("s2", "blue", "small"), (0, 14))
+    top = flat_across([s1, s2], S("top", "yellow"), heading=90)
+    # a flat piece to the side, pointing under the raised piece's overhang but between the supports
+    probe = pointing_at(top, S("p", "green", "small"), distance=30, from_heading=180)
+    f = facts_of(s1, s2, top, probe)
+    assert "top" not in f.pointed_at("p")
+
+
+def test_a_ray_that_misses_to_the_side_points_at_nothing():
+    target = upright(S("t", "blue", "small"))
+    p = pointing_at(target, S("p", "red", "small"), distance=30)
+    (p,) = translate([p], 0, 12)  # slide the pointer sideways: the ray passes beside the target
+    f = facts_of(target, p)
+    assert f.pointed_at("p") == []
+    assert f.predicate("pointing", "p", "t").margin < 0
+
+
+def test_pointing_is_not_symmetric():
+    target = upright(S("t", "blue"))
+    f = facts_of(target, pointing_at(target, S("p", "red", "small"), distance=30))
+    assert f.points_at("p", "t") and not f.points_at("t", "p")
+
+
+def test_a_leaning_piece_points_at_the_piece_it_leans_on():
+    base = upright(S("a"))
+    f = facts_of(base, lean_against(base, S("b", "blue", "medium")))
+    assert f.points_at("b", "a")
+
+
+# ---------------------------------------------------------------- towers
+
+def test_a_three_piece_tower_is_one_tower_not_two():
+    f = facts_of(tower([S("a"), S("b", "blue"), S("c", "green")]))
+    assert f.towers == [["a", "b", "c"]]
+
+
+def test_towers_are_ordered_bottom_to_top():
+    f = facts_of(tower([S("x", "green"), S("y", "blue"), S("z", "red")]))
+    assert f.towers == [["x", "y", "z"]]
+
+
+def test_single_pieces_are_towers_and_every_piece_is_in_exactly_one():
+    f = facts_of(tower([S("a"), S("b", "blue")]), upright(S("c", "green"), (50, 0)), flat(S("d", "red", "small"), (-50, 0)))
+    assert sorted(map(tuple, f.towers)) == [("a", "b"), ("c",), ("d",)]
+    members = [p for t in f.towers for p in t]
+    assert sorted(members) == ["a", "b", "c", "d"]
+
+
+def test_a_tower_lying_on_its_side_is_still_a_tower():
+    f = facts_of(lying_tower([S("a", "red", "medium"), S("b", "blue", "medium")], heading=40))
+    assert f.towers == [["a", "b"]]
+    assert f.orientation("b") == "flat"
+
+
+def test_a_smaller_piece_on_a_larger_tip_is_a_tower():
+    f = facts_of(tower([S("a", "red", "large"), S("b", "blue", "small")]))
+    assert f.towers == [["a", "b"]]
+
+
+def test_pieces_merely_touching_do_not_form_a_tower():
+    a = upright(S("a"))
+    f = facts_of(a, beside(a, S("b", "blue")))
+    assert sorted(map(tuple, f.towers)) == [("a",), ("b",)]
+
+
+# ---------------------------------------------------------------- nesting
+
+def test_a_small_piece_covered_by_a_large_one_is_nested_not_touching_not_a_tower():
+    f = facts_of(tower([S("small", "red", "small"), S("large", "blue", "large")]))
+    assert f.nested_in("small", "large")
+    assert not f.touching("small", "large")
+    assert sorted(map(tuple, f.towers)) == [("large",), ("small",)]
+
+
+def test_pieces_of_a_tower_are_not_nested_in_each_other():
+    f = facts_of(tower([S("a"), S("b", "blue"), S("c", "green")]))
+    assert not any(f.nested_in(i, o) for i in "abc" for o in "abc" if i != o)
+
+
+# ---------------------------------------------------------------- height
+
+def test_the_top_of_a_piece_is_its_height():
+    f = facts_of(upright(S("a")), upright(S("b", "blue", "small"), (50, 0)))
+    assert f.top("a") == pytest.approx(44.5) and f.top("b") == pytest.approx(25.4)
+
+
+def test_highest_and_lowest_pieces():
+    f = facts_of(tower([S("a"), S("b", "blue")]), upright(S("c", "green", "small"), (50, 0)))
+    assert f.highest() == ["b"] and f.lowest() == ["c"]
+    assert f.higher("a", "c") and not f.higher("c", "a")
+
+
+def test_pieces_of_one_height_are_both_highest_and_lowest():
+    f = facts_of(upright(S("a")), upright(S("b", "blue"), (50, 0)))
+    assert f.highest() == ["a", "b"] and f.lowest() == ["a", "b"]
+    assert f.same_height("a", "b")
+
+
+# ---------------------------------------------------------------- direction
+
+def test_upright_pieces_point_in_the_same_direction():
+    f = facts_of(upright(S("a")), upright(S("b", "blue"), (50, 0), yaw=30))
+    assert f.same_direction("a", "b") and not f.opposite_direction("a", "b")
+
+
+def test_flat_pieces_facing_each_other_point_in_opposite_directions():
+    f = facts_of(flat(S("a"), (0, 0), heading=0), flat(S("b", "blue"), (90, 0), heading=180))
+    assert f.opposite_direction("a", "b") and not f.same_direction("a", "b")
+
+
+def test_flat_pieces_at_right_angles_point_in_different_directions():
+    f = facts_of(flat(S("a"), (0, 0), heading=0), flat(S("b", "blue"), (0, 60), heading=90))
+    assert not f.same_direction("a", "b") and not f.opposite_direction("a", "b")
+
+
+# ---------------------------------------------------------------- margins and the band
+
+def test_every_predicate_carries_a_margin_in_mm_or_degrees():
+    base = upright(S("d", "yellow"), (70, 0))
+    f = facts_of(tower([S("a"), S("b", "blue")]), base, lean_against(base, S("c", "green", "medium"), from_heading=0))
+    assert f.predicates
+    for p in f.predicates.values():
+        assert p.unit in ("mm", "deg") and np.isfinite(p.margin)
+        assert (p.margin >= 0) == bool(p.value) or p.name == "orientation"
+
+
+def test_the_judgment_band_is_configurable():
+    a = upright(S("a"))
+    b = beside(a, S("b", "blue"), gap=0.3)
+    assert facts_of(a, b).borderline()
+    assert facts_of(a, b, cfg=RelationsConfig(band={"mm": 0.1, "deg": 3.0})).borderline() == []

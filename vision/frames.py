@@ -1,0 +1,281 @@
+"""Frames and where they come from: a live RealSense, a recording (.db3), a synthetic table.
+
+Every source yields the same `Frame`: RGB colour, depth in the colour camera's pixels (aligned),
+the colour intrinsics. A recording plays through the very `rs.pipeline` + `rs.align` code a live
+camera uses, so what works on the bundled demo recording works on the table.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Protocol
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+DATA_DIR = Path(__file__).parent / "data"
+DEMO_RECORDING = DATA_DIR / "demo.db3"
+DEMO_TABLE = DATA_DIR / "demo_table.json"
+
+
+class FrameSourceError(RuntimeError):
+    """A source that cannot be opened or read; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Intrinsics:
+    """Pinhole intrinsics of the colour camera (pixels), and millimetres per depth unit."""
+
+    width: int
+    height: int
+    fx: float
+    fy: float
+    ppx: float
+    ppy: float
+    depth_scale_mm: float = 1.0
+
+    def to_dict(self) -> dict:
+        return {
+            "width": self.width, "height": self.height, "fx": self.fx, "fy": self.fy,
+            "ppx": self.ppx, "ppy": self.ppy, "depth_scale_mm": self.depth_scale_mm,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Intrinsics":
+        return cls(int(d["width"]), int(d["height"]), float(d["fx"]), float(d["fy"]),
+                   float(d["ppx"]), float(d["ppy"]), float(d.get("depth_scale_mm", 1.0)))
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return np.array([[self.fx, 0, self.ppx], [0, self.fy, self.ppy], [0, 0, 1.0]])
+
+    def scaled(self, width: int, height: int) -> "Intrinsics":
+        sx, sy = width / self.width, height / self.height
+        return Intrinsics(width, height, self.fx * sx, self.fy * sy, (self.ppx + 0.5) * sx - 0.5,
+                          (self.ppy + 0.5) * sy - 0.5, self.depth_scale_mm)
+
+
+@dataclass(frozen=True)
+class Frame:
+    color: np.ndarray  # H x W x 3 uint8 RGB
+    depth: np.ndarray  # H x W uint16, depth units (mm by default), aligned to colour
+    intrinsics: Intrinsics
+    timestamp_ms: float
+    index: int
+
+    @property
+    def depth_mm(self) -> np.ndarray:
+        """Depth as float millimetres (0 where the camera has no depth)."""
+        return self.depth.astype(np.float32) * np.float32(self.intrinsics.depth_scale_mm)
+
+
+class FrameSource(Protocol):
+    def frames(self) -> Iterator[Frame]: ...
+
+    def close(self) -> None: ...
+
+
+# --------------------------------------------------------------------------- RealSense
+
+
+def _rs():
+    try:
+        import pyrealsense2 as rs
+    except ImportError as exc:  # pragma: no cover - it is a dependency
+        raise FrameSourceError(f"pyrealsense2 cannot be imported ({exc})") from None
+    return rs
+
+
+def _to_rgb(frame, rs) -> np.ndarray:
+    img = np.asanyarray(frame.get_data())
+    fmt = frame.get_profile().format()
+    if fmt == rs.format.rgb8:
+        return img.copy()
+    if fmt == rs.format.bgr8:
+        return img[..., ::-1].copy()
+    if fmt in (rs.format.rgba8, rs.format.bgra8):
+        rgb = img[..., :3]
+        return (rgb if fmt == rs.format.rgba8 else rgb[..., ::-1]).copy()
+    if fmt == rs.format.yuyv:
+        import cv2
+
+        return cv2.cvtColor(img.reshape(img.shape[0], -1, 2), cv2.COLOR_YUV2RGB_YUYV)
+    raise FrameSourceError(f"unsupported colour format {fmt}")
+
+
+class RealSensePipelineSource:
+    """Frames from an `rs.pipeline`: a live camera or a recording played back through it.
+
+    Depth is aligned to colour with `rs.align`. A recording is read frame by frame (not in real
+    time) and ends at its last frame; a live camera runs until closed.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, width: int = 640, height: int = 480, fps: int = 30,
+                 timeout_ms: int = 2000):
+        rs = _rs()
+        self._rs = rs
+        self.path = Path(path) if path is not None else None
+        self.timeout_ms = timeout_ms
+        config = rs.config()
+        if self.path is not None:
+            if not self.path.is_file():
+                raise FrameSourceError(f"{self.path}: no such recording")
+            with open(self.path, "rb") as fh:
+                head = fh.read(16)
+            if not head.startswith(b"SQLite format 3") and not self.path.suffix == ".bag":
+                raise FrameSourceError(f"{self.path}: not a RealSense recording (.db3 is an SQLite file)")
+            config.enable_device_from_file(str(self.path), repeat_playback=False)
+        else:
+            if len(rs.context().query_devices()) == 0:
+                raise FrameSourceError("no RealSense camera is connected")
+            config.enable_stream(rs.stream.depth, width, height, rs.format.z16, fps)
+            config.enable_stream(rs.stream.color, width, height, rs.format.rgb8, fps)
+        self._pipe = rs.pipeline()
+        try:
+            profile = self._pipe.start(config)
+        except RuntimeError as exc:
+            where = str(self.path) if self.path else "RealSense"
+            raise FrameSourceError(f"{where}: cannot start ({str(exc).splitlines()[0] if str(exc) else 'error'})") from None
+        self._running = True
+        device = profile.get_device()
+        if self.path is not None:
+            playback = device.as_playback()
+            playback.set_real_time(False)
+        self._align = rs.align(rs.stream.color)
+        try:
+            color_profile = profile.get_stream(rs.stream.color).as_video_stream_profile()
+            profile.get_stream(rs.stream.depth)
+        except RuntimeError:
+            self.close()
+            raise FrameSourceError(f"{self.path or 'RealSense'}: needs both a depth and a colour stream") from None
+        ci = color_profile.get_intrinsics()
+        try:
+            units_m = device.first_depth_sensor().get_depth_scale()
+        except RuntimeError:
+            units_m = 0.001
+        self.intrinsics = Intrinsics(ci.width, ci.height, ci.fx, ci.fy, ci.ppx, ci.ppy, units_m * 1000.0)
+
+    def frames(self) -> Iterator[Frame]:
+        rs = self._rs
+        index = 0
+        while self._running:
+            ok, frameset = self._pipe.try_wait_for_frames(self.timeout_ms)
+            if not ok:
+                if self.path is not None:
+                    return  # end of the recording
+                raise FrameSourceError("RealSense: no frames arrived (camera unplugged?)")
+            aligned = self._align.process(frameset)
+            depth = aligned.get_depth_frame()
+            color = aligned.get_color_frame()
+            if not depth or not color:
+                continue
+            units_mm = depth.get_units() * 1000.0
+            intr = self.intrinsics
+            if units_mm > 0 and abs(units_mm - intr.depth_scale_mm) > 1e-9:
+                intr = Intrinsics(intr.width, intr.height, intr.fx, intr.fy, intr.ppx, intr.ppy, units_mm)
+            yield Frame(_to_rgb(color, rs), np.asanyarray(depth.get_data()).copy(), intr,
+                        float(color.get_timestamp()), index)
+            index += 1
+
+    def close(self) -> None:
+        if self._running:
+            self._running = False
+            try:
+                self._pipe.stop()
+            except RuntimeError:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# --------------------------------------------------------------------------- files and synthesis
+
+
+class RenderFolderSource:
+    """One frame from a `zendo render` folder (color.png, depth.png, camera.json)."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        try:
+            import cv2
+
+            cam = json.loads((self.folder / "camera.json").read_text())
+            color = cv2.imread(str(self.folder / "color.png"), cv2.IMREAD_COLOR)
+            depth = cv2.imread(str(self.folder / "depth.png"), cv2.IMREAD_UNCHANGED)
+            intr = Intrinsics(int(cam["width"]), int(cam["height"]), cam["fx"], cam["fy"], cam["ppx"], cam["ppy"],
+                              float(cam.get("depth_units_mm", cam.get("depth_scale_mm", 1.0))))
+        except FileNotFoundError as exc:
+            raise FrameSourceError(f"{self.folder}: not a render folder (missing {Path(exc.filename).name})") from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise FrameSourceError(f"{self.folder}: unreadable render folder ({exc.__class__.__name__})") from None
+        if color is None or depth is None or depth.dtype != np.uint16 or color.shape[:2] != depth.shape:
+            raise FrameSourceError(f"{self.folder}: color.png / depth.png missing, corrupt or mismatched")
+        self._frame = Frame(color[..., ::-1].copy(), depth, intr, 0.0, 0)
+
+    def frames(self) -> Iterator[Frame]:
+        yield self._frame
+
+    def close(self) -> None:
+        pass
+
+
+class SyntheticSource:
+    """Frames rendered from a scene: the camera stands still, every frame has fresh sensor noise."""
+
+    def __init__(self, scene, *, n_frames: int | None = 10, width: int = 640, height: int = 480,
+                 camera_height_mm: float = 600.0, tilt_deg: float = 30.0, seed: int = 0, fps: float = 30.0):
+        from .synth import CameraPose, color_intrinsics
+
+        self.scene = scene
+        self.n_frames = n_frames
+        self.pose = CameraPose.looking_at(camera_height_mm, tilt_deg)
+        self.intrinsics = color_intrinsics(width, height)
+        self.seed = seed
+        self.fps = fps
+        self._closed = False
+
+    def frames(self) -> Iterator[Frame]:
+        from .synth import Appearance, render
+
+        appearance = Appearance.sample(np.random.default_rng([self.seed, 0xA99]))
+        i = 0
+        while not self._closed and (self.n_frames is None or i < self.n_frames):
+            r = render(self.scene, self.pose, self.intrinsics, seed=[self.seed, i], appearance=appearance)
+            yield Frame(r.color, r.depth, self.intrinsics, i * 1000.0 / self.fps, i)
+            i += 1
+
+    def close(self) -> None:
+        self._closed = True
+
+
+def open_source(spec: str) -> FrameSource:
+    """'demo', 'realsense', a .db3 recording, a scene JSON (synthetic) or a render folder."""
+    if spec == "demo":
+        if not DEMO_RECORDING.is_file():
+            raise FrameSourceError(f"{DEMO_RECORDING}: the demo recording is missing (make it with `zendo record --demo`)")
+        return RealSensePipelineSource(DEMO_RECORDING)
+    if spec == "realsense":
+        return RealSensePipelineSource(None)
+    path = Path(spec)
+    if path.is_dir():
+        return RenderFolderSource(path)
+    if path.suffix.lower() in (".db3", ".bag"):
+        return RealSensePipelineSource(path)
+    if path.suffix.lower() == ".json":
+        from zendo.scene import SceneError, load_scene
+
+        try:
+            scene = load_scene(path)
+        except SceneError as exc:
+            raise FrameSourceError(str(exc)) from None
+        return SyntheticSource(scene)
+    if not path.exists():
+        raise FrameSourceError(f"{spec}: no such file, and not 'demo' or 'realsense'")
+    raise FrameSourceError(f"{spec}: not a frame source (expected .db3, scene .json, a render folder, 'demo' or 'realsense')")

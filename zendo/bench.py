@@ -1,0 +1,43 @@
+"""Benchmarks (never timed tests): figures for the README, measured on this machine."""
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from typing import Callable
+
+
+def pin_to_one_core() -> None:
+    """The relations target is stated for one core: pin the process so the figure means that."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+
+def timed(fn: Callable[[], object], repeat: int) -> dict:
+    fn()  # warm caches (coal shapes, numpy)
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1000)
+    samples.sort()
+    return {
+        "median_ms": round(statistics.median(samples), 2),
+        "p95_ms": round(samples[int(0.95 * (len(samples) - 1))], 2),
+        "runs": repeat,
+    }
+
+
+def bench_relations(repeat: int = 50) -> dict:
+    from .examples import grid_table
+    from .relations import koan_facts, table_facts
+
+    pin_to_one_core()
+    table = grid_table(10)
+    koan = table.pieces[:6]
+    return {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, pinned to 1",
+        "koan_6_pieces": timed(lambda: koan_facts("k", koan), repeat),
+        "table_60_pieces": timed(lambda: table_facts(table), max(5, repeat // 5)),
+    }
