@@ -269,3 +269,16 @@ def test_the_judgment_band_is_configurable():
     b = beside(a, S("b", "blue"), gap=0.3)
     assert facts_of(a, b).borderline()
     assert facts_of(a, b, cfg=RelationsConfig(band={"mm": 0.1, "deg": 3.0})).borderline() == []
+
+
+def test_a_ray_that_hits_the_table_bends_to_skim_along_it():
+    from zendo.relations import RelationsConfig, pointing_ray
+
+    s1, s2 = upright(S("s1", "blue", "small")), upright(S("s2", "blue", "small"), (14, 0))
+    top = flat_across([s1, s2], S("top", "yellow"), heading=0)  # raised, its ray dipping to the table
+    ray = pointing_ray(top, RelationsConfig())
+    assert ray.skim_start is not None and ray.leg_length > 50
+    ahead = ray.skim_start[:2] + ray.skim_direction[:2] * 25
+    f = facts_of(s1, s2, top, upright(S("far", "green", "small"), tuple(ahead)))
+    assert f.points_at("top", "far")
+    assert f.predicate("pointing", "top", "far").order > ray.leg_length

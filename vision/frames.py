@@ -156,7 +156,7 @@ class RealSensePipelineSource:
             units_m = device.first_depth_sensor().get_depth_scale()
         except RuntimeError:
             units_m = 0.001
-        self.intrinsics = Intrinsics(ci.width, ci.height, ci.fx, ci.fy, ci.ppx, ci.ppy, units_m * 1000.0)
+        self.intrinsics = Intrinsics(ci.width, ci.height, ci.fx, ci.fy, ci.ppx, ci.ppy, round(units_m * 1000.0, 6))
 
     def frames(self) -> Iterator[Frame]:
         rs = self._rs
@@ -172,7 +172,7 @@ class RealSensePipelineSource:
             color = aligned.get_color_frame()
             if not depth or not color:
                 continue
-            units_mm = depth.get_units() * 1000.0
+            units_mm = round(depth.get_units() * 1000.0, 6)
             intr = self.intrinsics
             if units_mm > 0 and abs(units_mm - intr.depth_scale_mm) > 1e-9:
                 intr = Intrinsics(intr.width, intr.height, intr.fx, intr.fy, intr.ppx, intr.ppy, units_mm)
@@ -210,7 +210,7 @@ class RenderFolderSource:
             color = cv2.imread(str(self.folder / "color.png"), cv2.IMREAD_COLOR)
             depth = cv2.imread(str(self.folder / "depth.png"), cv2.IMREAD_UNCHANGED)
             intr = Intrinsics(int(cam["width"]), int(cam["height"]), cam["fx"], cam["fy"], cam["ppx"], cam["ppy"],
-                              float(cam.get("depth_units_mm", cam.get("depth_scale_mm", 1.0))))
+                              float(cam.get("depth_units", 0.001)) * 1000.0)
         except FileNotFoundError as exc:
             raise FrameSourceError(f"{self.folder}: not a render folder (missing {Path(exc.filename).name})") from None
         except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -1,0 +1,347 @@
+"""Where the dashboard's table comes from: `TableFeed`.
+
+A feed gives the current Scene, the current image and the pixel outline of every piece (for
+overlays and for tapping pieces). Views only ever talk to a feed, so the perception pipeline
+(frames -> Scene) plugs in by handing `FrameFeed` a `perceive` function, without touching views.
+
+- `SceneFeed`: a known scene (the demo table, a scene JSON), drawn by the synthetic camera or from
+  above. It is editable: the demo lets players put koans down, the Master put stones beside them,
+  break koans down, and knock one over (katsu) or restore it.
+- `FrameFeed`: frames from vision.frames (RealSense, .db3 recording); the scene comes from the
+  perception pipeline when there is one, otherwise the table shows as an image with no pieces.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import replace
+from typing import Callable
+
+import numpy as np
+
+from zendo.koans import split_koans
+from zendo.scene import Piece, Scene, SceneError, Stone, validate
+
+from .render import CameraView, Picture, TopDownView, piece_outlines, scene_bounds
+
+log = logging.getLogger(__name__)
+
+
+class FeedError(ValueError):
+    """A table change the feed refuses (no room, pieces would cross); one line."""
+
+
+class TableFeed:
+    """The interface views use. Subclasses fill in `scene`, `picture` and the versions."""
+
+    editable = False
+    label = "table"
+
+    def scene(self) -> Scene:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def version(self) -> int:
+        """Bumps whenever the scene changes."""
+        raise NotImplementedError  # pragma: no cover
+
+    def image_version(self) -> int:
+        """Bumps whenever the image changes (a camera: every frame it keeps)."""
+        return self.version()
+
+    def picture(self) -> Picture:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def image_png(self) -> bytes:
+        return self.picture().png
+
+    def outlines(self) -> dict:
+        """{'size': [w, h], 'pieces': [{id, color, size, polygon, center, tip}], 'stones': [...]}"""
+        pic = self.picture()
+        return {"size": [pic.width, pic.height], **piece_outlines(self.scene(), pic.project)}
+
+    def status(self) -> str | None:
+        """A line for the Master about the feed itself (None when all is well)."""
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class SceneFeed(TableFeed):
+    """A table known exactly (the demo, a scene file), editable from the dashboard."""
+
+    editable = True
+
+    def __init__(self, scene: Scene, view: str = "camera", bounds=None, label: str = "demo table"):
+        from .demo import TABLE_BOUNDS
+
+        self._scene = scene
+        self._version = 1
+        self._lock = threading.RLock()
+        self._cache: tuple[int, Picture] | None = None
+        self.label = label
+        b = bounds or _union(TABLE_BOUNDS, scene_bounds(scene, 30.0)) if scene.pieces else (bounds or TABLE_BOUNDS)
+        self.bounds = b
+        self.view = _make_view(view, b)
+        self._next_id = 1 + max([_num(p.id) for p in scene.pieces] + [_num(s.id) for s in scene.stones] + [0])
+
+    # -------------------------------------------------------------- TableFeed
+    def scene(self) -> Scene:
+        return self._scene
+
+    def version(self) -> int:
+        return self._version
+
+    def picture(self) -> Picture:
+        with self._lock:
+            if self._cache is None or self._cache[0] != self._version:
+                self._cache = (self._version, self.view.draw(self._scene))
+            return self._cache[1]
+
+    # -------------------------------------------------------------- editing
+    def _set(self, scene: Scene) -> None:
+        try:
+            validate(scene)
+        except SceneError as exc:
+            raise FeedError(str(exc)) from None
+        self._scene = scene
+        self._version += 1
+
+    def _new_id(self, prefix: str) -> str:
+        self._next_id += 1
+        return f"{prefix}{self._next_id - 1}"
+
+    def place(self, pieces: list[Piece]) -> list[str]:
+        """Put a koan down in the first free slot; returns the new piece ids."""
+        from .demo import slots
+
+        with self._lock:
+            centre = np.mean([p.vertices[:, :2].mean(axis=0) for p in pieces], axis=0)
+            for xy in slots():
+                if self._free(xy):
+                    moved = [p.moved(np.eye(3), [xy[0] - centre[0], xy[1] - centre[1], 0.0]) for p in pieces]
+                    moved = [replace(p, id=self._new_id("p")) for p in moved]
+                    self._set(replace(self._scene, pieces=self._scene.pieces + tuple(moved)))
+                    return [p.id for p in moved]
+            raise FeedError("no free place on the table: break an old koan down first")
+
+    def _free(self, xy, radius: float = 62.0) -> bool:
+        for p in self._scene.pieces:
+            if np.linalg.norm(p.vertices[:, :2] - np.asarray(xy), axis=1).min() < radius:
+                return False
+        return all(np.linalg.norm(np.subtract(s.position[:2], xy)) > radius for s in self._scene.stones)
+
+    def remove(self, piece_ids) -> None:
+        """Break a koan down: its pieces and the stones beside it leave the table."""
+        with self._lock:
+            ids = set(piece_ids)
+            stones = set(self._stones_of(ids))
+            self._set(Scene(tuple(p for p in self._scene.pieces if p.id not in ids),
+                            tuple(s for s in self._scene.stones if s.id not in stones)))
+
+    def _stones_of(self, piece_ids: set[str]) -> list[str]:
+        for k in split_koans(self._scene):
+            if set(k.piece_ids) & piece_ids:
+                return list(k.stone_ids)
+        return []
+
+    def put_stone(self, piece_ids, color: str) -> None:
+        """The Master puts a marking stone beside a koan (replacing any stone already there)."""
+        with self._lock:
+            ids = set(piece_ids)
+            old = set(self._stones_of(ids))
+            pieces = [p for p in self._scene.pieces if p.id in ids]
+            if not pieces:
+                raise FeedError("that koan is not on the table")
+            v = np.vstack([p.vertices for p in pieces])[:, :2]
+            others = [p.vertices[:, :2] for p in self._scene.pieces if p.id not in ids]
+            rest = np.vstack(others) if others else np.empty((0, 2))
+            (x0, y0), (x1, y1) = v.min(axis=0), v.max(axis=0)
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            best, best_room = None, -1.0
+            for pos in ((cx, y0 - 22), (cx, y1 + 22), (x0 - 22, cy), (x1 + 22, cy)):  # in front first
+                mine = float(np.linalg.norm(v - pos, axis=1).min())
+                room = float(np.linalg.norm(rest - pos, axis=1).min()) if len(rest) else 1e9
+                if room > mine and room > best_room:
+                    best, best_room = pos, room
+                if best is not None and room > 3 * mine:
+                    break
+            pos = best or (cx, y0 - 22)
+            stone = Stone(self._new_id("s"), color, (float(pos[0]), float(pos[1]), 0.0))
+            self._set(Scene(self._scene.pieces, tuple(s for s in self._scene.stones if s.id not in old) + (stone,)))
+
+    def disturb(self, piece_ids, seed: int = 0) -> str:
+        """Knock one piece of a koan (katsu): it slides and turns, or tips over."""
+        rng = np.random.default_rng(seed)
+        with self._lock:
+            ids = [p.id for p in self._scene.pieces if p.id in set(piece_ids)]
+            if not ids:
+                raise FeedError("that koan is not on the table")
+            from zendo.build import Spec, flat
+
+            for attempt in range(40):
+                pid = ids[int(rng.integers(len(ids)))]
+                p = self._scene.piece(pid)
+                if attempt % 2 == 0:
+                    q = flat(Spec(p.id, p.color, p.size), tuple(p.origin[:2] + rng.uniform(-12, 12, 2)),
+                             float(rng.uniform(0, 360)))
+                else:
+                    ang = np.radians(rng.uniform(25, 60))
+                    m = np.array([[np.cos(ang), -np.sin(ang), 0], [np.sin(ang), np.cos(ang), 0], [0, 0, 1.0]])
+                    q = p.moved(m, [0.0, 0.0, 0.0])
+                    q = q.moved(np.eye(3), np.r_[p.origin[:2] - q.origin[:2] + rng.uniform(-15, 15, 2), 0.0])
+                    low = float(q.vertices[:, 2].min())
+                    q = q.moved(np.eye(3), [0.0, 0.0, -low])
+                trial = self._scene.with_pieces(q if x.id == pid else x for x in self._scene.pieces)
+                try:
+                    validate(trial)
+                except SceneError:
+                    continue
+                if _still_one_koan(trial, ids):
+                    self._set(trial)
+                    return pid
+            raise FeedError("could not disturb that koan without breaking the table")
+
+    def restore(self, pieces: list[dict]) -> None:
+        """Put pieces back exactly where they were (after a katsu)."""
+        from zendo.scene import scene_from_dict
+
+        with self._lock:
+            back = scene_from_dict({"format": "zendo-scene/1", "pieces": pieces}, check_geometry=False).pieces
+            ids = {p.id for p in back}
+            self._set(Scene(tuple(p for p in self._scene.pieces if p.id not in ids) + back, self._scene.stones))
+
+
+class FrameFeed(TableFeed):
+    """Frames from a camera or a recording; the scene from `perceive(frame)` when given.
+
+    `perceive(frame) -> (Scene, project)` where project maps (N, 3) table mm to (N, 2) pixels; it
+    is where vision's frames -> Scene pipeline plugs in.
+    """
+
+    def __init__(self, spec: str, perceive: Callable | None = None, every: int = 5):
+        from vision.frames import open_source
+
+        self.label = spec
+        self.source = open_source(spec)
+        self.perceive = perceive if perceive is not None else _default_perceiver()
+        self.every = every
+        self._scene = Scene()
+        self._project = lambda p: np.zeros((len(np.atleast_2d(p)), 2))
+        self._png: bytes | None = None
+        self._size = (640, 480)
+        self._version = 1
+        self._image_version = 0
+        self._status = None if self.perceive else "no perception pipeline yet: the table shows as a picture only"
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="frame-feed")
+        self._thread.start()
+
+    def _run(self) -> None:
+        from .render import png_bytes
+
+        try:
+            for n, frame in enumerate(self.source.frames()):
+                if self._stop.is_set():
+                    break
+                if n % self.every:
+                    continue
+                png = png_bytes(frame.color)
+                scene, project = self._scene, self._project
+                if self.perceive is not None:
+                    try:
+                        out = self.perceive(frame)
+                        scene, project = out if isinstance(out, tuple) else (out, self._project)
+                    except Exception as exc:  # noqa: BLE001 - keep the feed alive, tell the Master
+                        self._status = f"perception failed on frame {frame.index}: {str(exc).splitlines()[0]}"
+                with self._lock:
+                    if scene.to_dict() != self._scene.to_dict():
+                        self._version += 1
+                    self._scene, self._project = scene, project
+                    self._png, self._size = png, (frame.color.shape[1], frame.color.shape[0])
+                    self._image_version += 1
+        except Exception as exc:  # noqa: BLE001
+            self._status = f"the camera stopped: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}"
+            log.warning("frame feed stopped: %s", exc)
+
+    def scene(self) -> Scene:
+        return self._scene
+
+    def version(self) -> int:
+        return self._version
+
+    def image_version(self) -> int:
+        return self._image_version
+
+    def picture(self) -> Picture:
+        with self._lock:
+            png = self._png
+            if png is None:
+                from PIL import Image
+                import io
+
+                buf = io.BytesIO()
+                Image.new("RGB", self._size, (40, 40, 40)).save(buf, format="PNG")
+                png = buf.getvalue()
+            return Picture(png, self._size[0], self._size[1], self._project)
+
+    def status(self) -> str | None:
+        return self._status
+
+    def close(self) -> None:
+        self._stop.set()
+        try:
+            self.source.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _default_perceiver():
+    """vision.pipeline's frames -> Scene function, when the perception area provides one."""
+    try:
+        from vision import pipeline  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fn = getattr(pipeline, "perceive", None)
+    return fn if callable(fn) else None
+
+
+def make_feed(source: str = "demo", view: str = "camera") -> TableFeed:
+    """'demo' (the demo table, drawn by the synthetic camera), a scene .json, or a frame source
+    ('realsense', a .db3 recording)."""
+    from .demo import initial_table
+
+    if source == "demo":
+        return SceneFeed(initial_table(), view=view)
+    if source.lower().endswith(".json"):
+        from zendo.scene import load_scene
+
+        return SceneFeed(load_scene(source), view=view, label=source)
+    return FrameFeed(source)
+
+
+def _make_view(view: str, bounds):
+    if view == "camera":
+        try:
+            return CameraView(bounds)
+        except ImportError:
+            log.info("vision.synth is not available: drawing the table from above")
+    return TopDownView(bounds)
+
+
+def _union(a, b):
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+def _num(ident: str) -> int:
+    digits = "".join(ch for ch in ident if ch.isdigit())
+    return int(digits) if digits and len(digits) < 9 else 0
+
+
+def _still_one_koan(scene: Scene, ids: list[str]) -> bool:
+    want = set(ids)
+    for k in split_koans(scene):
+        if set(k.piece_ids) & want:
+            return set(k.piece_ids) == want
+    return False

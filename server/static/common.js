@@ -1,0 +1,142 @@
+// Shared helpers: requests with the CSRF token, speech, and the table overlay (SVG over the image).
+"use strict";
+const Z = (() => {
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const SVG = "http://www.w3.org/2000/svg";
+
+  async function get(url) {
+    const r = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    let data = {};
+    try { data = await r.json(); } catch (e) { data = { error: "the server sent something unexpected" }; }
+    return { ok: r.ok, status: r.status, data };
+  }
+
+  async function post(url, payload) {
+    const r = await fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "application/json" },
+      body: JSON.stringify(payload || {}),
+    });
+    let data = {};
+    try { data = await r.json(); } catch (e) { data = { error: "the server sent something unexpected" }; }
+    return { ok: r.ok, status: r.status, data };
+  }
+
+  // Build DOM without innerHTML: every text from the server goes in as text.
+  function el(tag, attrs, ...children) {
+    const n = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") n.className = v;
+      else if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
+      else n.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      n.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return n;
+  }
+
+  function svg(tag, attrs, text) {
+    const n = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) n.setAttribute(k, v);
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+
+  function speak(text) {
+    if (!("speechSynthesis" in window) || !text) return;
+    try {
+      window.speechSynthesis.cancel();
+      window.speechSynthesis.speak(new SpeechSynthesisUtterance(text));
+    } catch (e) { /* speech is a nicety */ }
+  }
+
+  function recognizer() {
+    const R = window.SpeechRecognition || window.webkitSpeechRecognition;
+    if (!R) return null;
+    const r = new R();
+    r.lang = "en-US"; r.interimResults = false; r.maxAlternatives = 1;
+    return r;
+  }
+
+  const pts = (poly) => poly.map((p) => p.join(",")).join(" ");
+
+  // ov: {size:[w,h], pieces:[{id, polygon, center, koan}], stones, koans:[{id, outline, mark, proposed?, judgment_call?, problems?}]}
+  function drawOverlay(root, ov, opts) {
+    opts = opts || {};
+    const sel = opts.selected || [];
+    root.setAttribute("viewBox", `0 0 ${ov.size[0]} ${ov.size[1]}`);
+    root.replaceChildren();
+    // sizes in screen pixels, whatever the picture's scale on this screen
+    const k = ov.size[0] / Math.max(1, root.getBoundingClientRect().width);
+    root.style.setProperty("--k", k);
+    const fs = (px) => `${(px * k).toFixed(1)}px`;
+    for (const k of ov.koans || []) {
+      const cls = ["koan", k.mark ? k.mark : "unmarked"];
+      if (k.problems && k.problems.length) cls.push("problem");
+      root.append(svg("polygon", { class: cls.join(" "), points: pts(k.outline), "stroke-width": 2.5 * k }));
+      const bottom = Math.max(...k.outline.map((p) => p[1]));
+      const left = Math.min(...k.outline.map((p) => p[0]));
+      const label = k.id + (k.mark ? ` ${k.mark}` : " unmarked");
+      root.append(svg("text", { class: "klabel", x: left, y: bottom + 14 * k, "font-size": fs(13), "stroke-width": 3 * k }, label));
+      if (opts.master && k.proposed) {
+        const t = `rule: ${k.proposed}` + (k.judgment_call ? " (judgment call)" : "") + (k.problems && k.problems.length ? " MISMARKED?" : "");
+        root.append(svg("text", { class: "mlabel" + (k.problems && k.problems.length ? " bad" : ""), x: left, y: bottom + 28 * k, "font-size": fs(12), "stroke-width": 3 * k }, t));
+      }
+    }
+    for (const s of ov.stones || []) root.append(svg("circle", { class: "stone-ring", cx: s.center[0], cy: s.center[1], r: s.r + 2 * k, "stroke-width": 1.5 * k }));
+    for (const p of ov.pieces || []) {
+      let cls = "piece";
+      if (sel[0] === p.id) cls += " sel-a";
+      else if (sel[1] === p.id) cls += " sel-b";
+      root.append(svg("polygon", { class: cls, points: pts(p.polygon), "data-id": p.id, "stroke-width": 3 * k }));
+    }
+    for (const p of ov.pieces || []) {
+      const top = p.polygon.reduce((a, q) => (q[1] < a[1] ? q : a), p.polygon[0]);
+      root.append(svg("text", { class: "plabel", x: p.center[0], y: top[1] - 3 * k, "text-anchor": "middle", "font-size": fs(11), "stroke-width": 3 * k }, p.id));
+    }
+  }
+
+  function inside(poly, x, y) {
+    let c = false;
+    for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
+      const [xi, yi] = poly[i], [xj, yj] = poly[j];
+      if ((yi > y) !== (yj > y) && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) c = !c;
+    }
+    return c;
+  }
+
+  // The piece under a tap: inside its outline, else the nearest centre within reach (fingers are wide).
+  function hit(root, ov, evt) {
+    const pt = root.createSVGPoint();
+    pt.x = evt.clientX; pt.y = evt.clientY;
+    const m = root.getScreenCTM();
+    if (!m) return null;
+    const p = pt.matrixTransform(m.inverse());
+    const scale = ov.size[0] / root.getBoundingClientRect().width;
+    let best = null, bestD = 28 * scale;
+    for (const q of ov.pieces || []) {
+      if (inside(q.polygon, p.x, p.y)) return q.id;
+      const d = Math.hypot(q.center[0] - p.x, q.center[1] - p.y);
+      if (d < bestD) { best = q.id; bestD = d; }
+    }
+    return best;
+  }
+
+  function markDot(mark) { return el("span", { class: "mark " + (mark || "none"), title: mark || "unmarked" }); }
+
+  // "Zoom in" makes the picture bigger than the screen and scrollable (small pieces on phones).
+  function zoom(button, view, redraw) {
+    if (!button) return;
+    button.addEventListener("click", () => {
+      const on = view.classList.toggle("zoomed");
+      button.textContent = on ? "Zoom out" : "Zoom in";
+      redraw();
+    });
+    window.addEventListener("resize", redraw);
+  }
+
+  return { zoom, get, post, el, svg, speak, recognizer, drawOverlay, hit, markDot };
+})();

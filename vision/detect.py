@@ -1,0 +1,245 @@
+"""The detector: one `Detections` value passed between stages, a YOLO wrapper, and training.
+
+Why a single value type (after Roboflow's `supervision`): the pose stage, the overlays, the
+evaluation and the tests all take the same arrays, so a detector can be swapped (detect, pose
+keypoints, segment) without touching anything downstream.
+
+Ultralytics is imported lazily and always offline: YOLO_OFFLINE is set before the import, and a
+local font is placed in its config folder because its dataset checks otherwise try to download
+Arial.ttf (docs: facts.md).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from .classes import CLASS_NAMES, PYRAMID_CLASSES
+
+log = logging.getLogger(__name__)
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+DEFAULT_WEIGHTS = MODELS_DIR / "zendo-yolo.pt"
+FONT_CANDIDATES = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                   "/usr/share/fonts/dejavu/DejaVuSans.ttf")
+
+
+class DetectorError(RuntimeError):
+    """The detector cannot run (missing weights, broken file); the message is one line."""
+
+
+@dataclass(frozen=True, eq=False)
+class Detections:
+    """N detections in one image: boxes (xyxy, pixels), class ids, confidences, optional extras.
+
+    keypoints: (N, K, 3) x, y, visibility/confidence in pixels (pyramids: tip, corner0..3).
+    masks: (N, H, W) bool instance masks, when the detector segments.
+    """
+
+    xyxy: np.ndarray
+    class_id: np.ndarray
+    confidence: np.ndarray
+    keypoints: np.ndarray | None = None
+    masks: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.xyxy)
+        if self.xyxy.shape != (n, 4) or len(self.class_id) != n or len(self.confidence) != n:
+            raise ValueError("Detections: xyxy, class_id and confidence must agree in length")
+
+    def __len__(self) -> int:
+        return len(self.xyxy)
+
+    def __getitem__(self, index) -> "Detections":
+        """Select by mask, index array or slice (as in supervision: `d[d.confidence > 0.5]`)."""
+        if isinstance(index, (int, np.integer)):
+            index = [int(index)]
+        return Detections(self.xyxy[index], self.class_id[index], self.confidence[index],
+                          None if self.keypoints is None else self.keypoints[index],
+                          None if self.masks is None else self.masks[index])
+
+    @classmethod
+    def empty(cls) -> "Detections":
+        return cls(np.zeros((0, 4), np.float32), np.zeros(0, np.int64), np.zeros(0, np.float32))
+
+    @classmethod
+    def merge(cls, parts: Iterable["Detections"]) -> "Detections":
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return cls.empty()
+        kp = None
+        if all(p.keypoints is not None for p in parts):
+            kp = np.concatenate([p.keypoints for p in parts])
+        return cls(np.concatenate([p.xyxy for p in parts]), np.concatenate([p.class_id for p in parts]),
+                   np.concatenate([p.confidence for p in parts]), kp)
+
+    @property
+    def class_name(self) -> list[str]:
+        return [CLASS_NAMES[int(c)] for c in self.class_id]
+
+    @property
+    def is_pyramid(self) -> np.ndarray:
+        return self.class_id < len(PYRAMID_CLASSES)
+
+
+# --------------------------------------------------------------------------- Ultralytics, offline
+
+
+def prepare_ultralytics() -> None:
+    """Make Ultralytics safe to import with no network: offline mode and a local font."""
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    cfg = os.environ.get("YOLO_CONFIG_DIR")
+    if not cfg:
+        cfg = str(Path(tempfile.gettempdir()) / "zendo-ultralytics")
+        os.environ["YOLO_CONFIG_DIR"] = cfg
+    Path(cfg).mkdir(parents=True, exist_ok=True)
+    for name in ("Arial.ttf", "Arial.Unicode.ttf"):
+        target = Path(cfg) / name
+        if not target.exists():
+            for src in FONT_CANDIDATES:
+                if Path(src).is_file():
+                    shutil.copyfile(src, target)
+                    break
+
+
+def _yolo():
+    prepare_ultralytics()
+    logging.getLogger("ultralytics").setLevel(logging.WARNING)
+    from ultralytics import YOLO
+
+    return YOLO
+
+
+class Detector:
+    """A trained YOLO model (detect, pose or segment) that returns Detections."""
+
+    def __init__(self, weights: str | Path = DEFAULT_WEIGHTS, *, device: str | None = None, conf: float = 0.35,
+                 iou: float = 0.6, imgsz: int = 640):
+        weights = Path(weights)
+        if not weights.is_file():
+            raise DetectorError(f"{weights}: no detector weights (train them with `zendo train`)")
+        try:
+            self.model = _yolo()(str(weights))
+        except Exception as exc:  # a broken or foreign file
+            raise DetectorError(f"{weights}: cannot load ({exc.__class__.__name__})") from None
+        self.task = self.model.task
+        self.device = device or ("cuda:0" if _cuda() else "cpu")
+        self.conf = conf
+        self.iou = iou
+        self.imgsz = imgsz
+        self.weights = weights
+
+    def __call__(self, rgb: np.ndarray) -> Detections:
+        # Ultralytics takes numpy images as BGR (OpenCV order)
+        res = self.model.predict(rgb[..., ::-1], imgsz=self.imgsz, conf=self.conf, iou=self.iou, device=self.device,
+                                 verbose=False, agnostic_nms=True, max_det=300)[0]
+        return from_ultralytics(res)
+
+    def warmup(self, shape=(480, 640, 3)) -> None:
+        self(np.zeros(shape, np.uint8))
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def from_ultralytics(res) -> Detections:
+    """Convert one Ultralytics `Results` into Detections."""
+    b = res.boxes
+    if b is None or len(b) == 0:
+        return Detections.empty()
+    xyxy = b.xyxy.cpu().numpy().astype(np.float32)
+    cls = b.cls.cpu().numpy().astype(np.int64)
+    conf = b.conf.cpu().numpy().astype(np.float32)
+    kp = None
+    if getattr(res, "keypoints", None) is not None and res.keypoints.data is not None and len(res.keypoints.data):
+        kp = res.keypoints.data.cpu().numpy().astype(np.float32)
+        if kp.shape[-1] == 2:
+            kp = np.concatenate([kp, np.ones(kp.shape[:-1] + (1,), np.float32)], axis=-1)
+    masks = None
+    if getattr(res, "masks", None) is not None and res.masks is not None:
+        m = res.masks.data.cpu().numpy() > 0.5
+        h, w = res.orig_shape
+        if m.shape[1:] != (h, w):
+            import cv2
+
+            m = np.stack([cv2.resize(x.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST) > 0 for x in m])
+        masks = m
+    return Detections(xyxy, cls, conf, kp, masks)
+
+
+# --------------------------------------------------------------------------- training
+
+
+def train(data_yaml: str | Path, *, task: str = "pose", model: str = "yolo11n", epochs: int = 60, imgsz: int = 640,
+          batch: int = 32, device: str | None = None, workers: int = 8, project: str | Path = "runs/zendo",
+          name: str = "train", seed: int = 0, fraction: float = 1.0, out: str | Path | None = None, **extra) -> Path:
+    """Train from scratch (built from yaml: nothing is downloaded) and copy best.pt to `out`.
+
+    Why from scratch: offline machines cannot fetch pretrained weights, and the synthetic domain
+    is narrow (18 classes of simple solids on a table), so a nano model learns it quickly.
+    """
+    YOLO = _yolo()
+    suffix = {"detect": "", "pose": "-pose", "segment": "-seg"}[task]
+    net = YOLO(f"{model}{suffix}.yaml", task=task)
+    device = device if device is not None else ("0" if _cuda() else "cpu")
+    net.train(data=str(data_yaml), epochs=epochs, imgsz=imgsz, batch=batch, device=device, workers=workers,
+              project=str(Path(project).resolve()), name=name, exist_ok=True, seed=seed, amp=False, plots=False,
+              pretrained=False, fraction=fraction, verbose=False, **extra)
+    best = Path(net.trainer.best)
+    if not best.is_file():
+        best = Path(net.trainer.last)
+    if out is not None:
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(best, out)
+        return out
+    return best
+
+
+def _main(argv: list[str] | None = None) -> None:
+    """`python -m vision.detect train ...`: the training entry point for machines without `zendo`'s
+    other dependencies (the GPU box), so the model card's command runs there unchanged."""
+    import argparse
+    import json
+
+    from .trainset import materialise
+
+    ap = argparse.ArgumentParser(prog="python -m vision.detect")
+    ap.add_argument("command", choices=["train"])
+    ap.add_argument("--data", required=True, help="a folder written by vision.trainset.write_training_set")
+    ap.add_argument("--task", default="pose", choices=["detect", "pose", "segment"])
+    ap.add_argument("--model", default="yolo11n")
+    ap.add_argument("--epochs", type=int, default=60)
+    ap.add_argument("--hours", type=float, default=None, help="train for this long instead (overrides epochs)")
+    ap.add_argument("--imgsz", type=int, default=640)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--workers", type=int, default=8)
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--fraction", type=float, default=1.0)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--project", default="runs/zendo")
+    ap.add_argument("--cache", default=None, choices=[None, "ram", "disk"], help="cache decoded images")
+    a = ap.parse_args(argv)
+    yaml = materialise(a.data, a.task, Path(a.project) / f"data_{a.task}")
+    extra = {"time": a.hours} if a.hours else {}
+    if a.cache:
+        extra["cache"] = a.cache
+    out = train(yaml, task=a.task, model=a.model, epochs=a.epochs, imgsz=a.imgsz, batch=a.batch, device=a.device,
+                workers=a.workers, project=a.project, name=a.task, fraction=a.fraction, out=a.out, **extra)
+    print(json.dumps({"weights": str(out), "task": a.task}))
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,450 @@
+"""Pose: each detection's depth points -> a piece's exact 6-DoF pose in the table frame.
+
+How, and why this way:
+- The table is removed by height (calibration gives every pixel its height above the table), so
+  what is left in a detection's box is the piece, its neighbours' edges and flying pixels.
+- A Looney pyramid is a known convex solid, so the residual of a point is its signed distance to
+  the solid (the largest of the five face-plane distances), and fitting is point-to-plane ICP
+  against the exact model: Gauss-Newton with robust (Huber) weights. This is the same objective
+  as Open3D's point-to-plane ICP against a sampled model, without nearest-neighbour search, so a
+  hypothesis costs well under a millisecond and several can be tried per piece.
+- Several hypotheses (upright at three yaws, flat along both senses of the points' principal
+  direction and of the tip keypoint, tilted) each converge; the winner has the lowest cost, where
+  cost adds a free-space term: a pose that puts plastic in front of a surface the camera saw
+  through is wrong however well its faces fit.
+- Contact with the table is physics, not noise: vertices within a few mm of the table are pulled
+  onto it, and none may go below it.
+- Four-fold symmetry about the axis needs no resolving for pointing (the axis is all that counts);
+  the fitted yaw is whichever of the four equivalent ones the faces gave, which is what touching
+  needs.
+- Pixels claimed by two boxes go to the piece whose colour they match; after a first fit, points
+  explained by a neighbour's fitted surface are given to it and every piece is refitted once.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+
+from zendo.build import Spec, flat as build_flat
+from zendo.geometry import matrix_to_quat
+from zendo.pieces import PYRAMID_SIZES, outer_planes, outer_vertices
+from zendo.scene import Piece, Scene, Stone
+
+from .classes import CLASS_NAMES, PYRAMID_CLASSES
+from .detect import Detections
+from .frames import Frame
+
+log = logging.getLogger(__name__)
+
+TABLE_CUT_MM = 2.5  # points lower than this are table (depth noise at 0.6 m is about 1.5 mm RMS)
+HUBER_MM = 1.5
+CONTACT_MM = 3.0  # a vertex this close to the table rests on it
+MIN_POINTS = 25
+
+
+@dataclass(frozen=True)
+class PoseConfig:
+    table_cut_mm: float = TABLE_CUT_MM
+    huber_mm: float = HUBER_MM
+    contact_mm: float = CONTACT_MM
+    max_points: int = 400
+    iterations: int = 12
+    refine: bool = True
+    free_space_tol_mm: float = 4.0
+
+
+@dataclass(frozen=True)
+class PieceFit:
+    """One fitted piece and how well the data supports it (for honest flags)."""
+
+    piece: Piece
+    rms_mm: float
+    n_points: int
+    free_space: float  # share of the model's projected surface the camera saw through
+    hypothesis: str
+    confidence: float
+
+    @property
+    def uncertain(self) -> bool:
+        return self.n_points < MIN_POINTS or self.rms_mm > 2.5 or self.free_space > 0.15
+
+    def report(self) -> dict:
+        return {"rms_mm": round(self.rms_mm, 2), "points": self.n_points, "free_space": round(self.free_space, 3),
+                "hypothesis": self.hypothesis, "confidence": round(self.confidence, 3), "uncertain": self.uncertain}
+
+
+# --------------------------------------------------------------------------- model geometry
+
+
+@cache
+def _planes5(size: str) -> tuple[np.ndarray, np.ndarray]:
+    n, d = outer_planes(size)
+    return n.copy(), d.copy()
+
+
+@cache
+def surface_samples(size: str, per_face: int = 40) -> np.ndarray:
+    """Points spread over the four outer faces (piece frame), for the free-space test."""
+    v = outer_vertices(size)
+    rng = np.random.default_rng(0)
+    out = []
+    for i in range(4):
+        a, b, tip = v[i], v[(i + 1) % 4], v[4]
+        r1, r2 = rng.random(per_face), rng.random(per_face)
+        s = np.sqrt(r1)
+        out.append((1 - s)[:, None] * tip + (s * (1 - r2))[:, None] * a + (s * r2)[:, None] * b)
+    return np.vstack(out)
+
+
+def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
+    axis = axis / (np.linalg.norm(axis) + 1e-12)
+    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * (k @ k)
+
+
+def _exp(w: np.ndarray) -> np.ndarray:
+    a = float(np.linalg.norm(w))
+    if a < 1e-12:
+        return np.eye(3)
+    return _rot(w / a, a)
+
+
+def _rz(deg: float) -> np.ndarray:
+    return _rot(np.array([0.0, 0.0, 1.0]), np.radians(deg))
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+def _residuals(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray):
+    n, d = _planes5(size)
+    q = (pts - t) @ R
+    sd = q @ n.T - d
+    k = np.argmax(sd, axis=1)
+    return sd[np.arange(len(pts)), k], n[k], q
+
+
+def gauss_newton(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: PoseConfig,
+                 iterations: int | None = None, ground: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
+    """Robust point-to-plane fit of the solid pyramid to points; returns R, t, robust cost."""
+    verts = outer_vertices(size)
+    h = cfg.huber_mm
+    n_pts = max(len(pts), 1)
+    w_contact = np.sqrt(n_pts) * 0.6
+    cost = np.inf
+    for _ in range(iterations or cfg.iterations):
+        r, nk, q = _residuals(size, R, t, pts)
+        a = np.abs(r)
+        w = np.where(a <= h, 1.0, h / np.maximum(a, 1e-9))
+        J = np.empty((len(pts), 6))
+        J[:, :3] = np.cross(nk, q)
+        J[:, 3:] = -(nk @ R.T)
+        sw = np.sqrt(w)
+        A = J * sw[:, None]
+        b = r * sw
+        rows_A, rows_b = [A], [b]
+        if ground:
+            vz = verts @ R[2] + t[2]
+            act = (vz < cfg.contact_mm)
+            if act.any():
+                Jv = np.zeros((int(act.sum()), 6))
+                Jv[:, :3] = np.cross(verts[act], R[2])
+                Jv[:, 5] = 1.0
+                rows_A.append(Jv * w_contact)
+                rows_b.append(vz[act] * w_contact)
+        A = np.vstack(rows_A)
+        b = np.concatenate(rows_b)
+        H = A.T @ A + np.eye(6) * 1e-3
+        g = A.T @ b
+        try:
+            step = -np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            break
+        R = R @ _exp(step[:3])
+        t = t + step[3:]
+        if np.abs(step).max() < 1e-4:
+            break
+    r, _, _ = _residuals(size, R, t, pts)
+    a = np.abs(r)
+    cost = float(np.mean(np.where(a <= h, 0.5 * a * a, h * (a - 0.5 * h))))
+    return R, t, cost
+
+
+def _free_space(size: str, R, t, frame_depth: np.ndarray, to_cam, intr, tol: float) -> float:
+    return float(_free_space_batch(size, R[None], t[None], frame_depth, to_cam, intr, tol)[0])
+
+
+def _free_space_batch(size: str, R: np.ndarray, t: np.ndarray, frame_depth: np.ndarray, to_cam, intr,
+                      tol: float) -> np.ndarray:
+    """Per pose, the share of the model's surface samples that lie in front of what the camera saw."""
+    s = np.einsum("nj,hkj->hnk", surface_samples(size), R) + t[:, None, :]
+    pc = to_cam(s.reshape(-1, 3)).reshape(s.shape)
+    z = pc[..., 2]
+    zs = np.where(z > 1, z, 1.0)
+    u = np.round(intr.fx * pc[..., 0] / zs + intr.ppx).astype(int)
+    v = np.round(intr.fy * pc[..., 1] / zs + intr.ppy).astype(int)
+    hgt, wid = frame_depth.shape
+    inside = (z > 1) & (u >= 0) & (u < wid) & (v >= 0) & (v < hgt)
+    obs = frame_depth[np.clip(v, 0, hgt - 1), np.clip(u, 0, wid - 1)]
+    valid = inside & (obs > 0)
+    bad = valid & (z < obs - tol)
+    return bad.sum(axis=1) / np.maximum(valid.sum(axis=1), 1)
+
+
+def gauss_newton_batch(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: PoseConfig,
+                       iterations: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`gauss_newton` for H starting poses at once (R: H x 3 x 3, t: H x 3): numpy overhead is
+    paid once per iteration instead of once per hypothesis."""
+    n, d = _planes5(size)
+    verts = outer_vertices(size)
+    h = cfg.huber_mm
+    w_contact = np.sqrt(max(len(pts), 1)) * 0.6
+    H = len(R)
+    ar = np.arange(len(pts))
+    for _ in range(iterations):
+        q = np.einsum("hnj,hjk->hnk", pts[None] - t[:, None, :], R)
+        sd = q @ n.T - d
+        k = np.argmax(sd, axis=2)
+        r = np.take_along_axis(sd, k[..., None], axis=2)[..., 0]
+        nk = n[k]
+        a = np.abs(r)
+        w = np.where(a <= h, 1.0, h / np.maximum(a, 1e-9))
+        J = np.concatenate([np.cross(nk, q), -np.einsum("hnk,hjk->hnj", nk, R)], axis=2)
+        Hm = np.einsum("hni,hn,hnj->hij", J, w, J)
+        g = np.einsum("hni,hn->hi", J, w * r)
+        vz = np.einsum("vj,hj->hv", verts, R[:, 2, :]) + t[:, 2:3]
+        act = (vz < cfg.contact_mm).astype(float) * w_contact ** 2
+        Jv = np.zeros((H, len(verts), 6))
+        Jv[..., :3] = np.cross(verts[None], R[:, None, 2, :])
+        Jv[..., 5] = 1.0
+        Hm += np.einsum("hvi,hv,hvj->hij", Jv, act, Jv)
+        g += np.einsum("hvi,hv->hi", Jv, act * vz)
+        Hm += np.eye(6)[None] * 1e-3
+        step = -np.linalg.solve(Hm, g[..., None])[..., 0]
+        R = np.einsum("hij,hjk->hik", R, np.array([_exp(s) for s in step[:, :3]]))
+        t = t + step[:, 3:]
+        if np.abs(step).max() < 1e-4:
+            break
+    q = np.einsum("hnj,hjk->hnk", pts[None] - t[:, None, :], R)
+    r = (q @ n.T - d).max(axis=2)
+    a = np.abs(r)
+    cost = np.mean(np.where(a <= h, 0.5 * a * a, h * (a - 0.5 * h)), axis=1)
+    return R, t, cost
+
+
+def _hypotheses(size: str, pts: np.ndarray, tip_xyz: np.ndarray | None) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    dims = PYRAMID_SIZES[size]
+    c = np.median(pts, axis=0)
+    zmax = float(np.percentile(pts[:, 2], 98))
+    zmin = float(np.percentile(pts[:, 2], 2))
+    hyps = []
+    z0 = max(0.0, zmax - dims.height)
+    for yaw in (0.0, 30.0, 60.0):
+        hyps.append(("upright", _rz(yaw), np.array([c[0], c[1], z0])))
+    headings = list(np.arange(0.0, 360.0, 45.0))
+    if tip_xyz is not None:
+        dvec = tip_xyz[:2] - c[:2]
+        if np.linalg.norm(dvec) > 2:
+            headings.append(float(np.degrees(np.arctan2(dvec[1], dvec[0]))))
+    spec = Spec("h", "red", size)
+    lift = max(0.0, zmin - 1.0)
+    for hd in headings:
+        p = _flat_template(size, float(hd))
+        R = p.matrix
+        cen = p.to_table(np.array([[0, 0, dims.height / 4]]))[0]
+        t = p.origin + np.array([c[0] - cen[0], c[1] - cen[1], lift])
+        hyps.append(("flat", R, t))
+    # tilted (leaning, across, lying towers): axis along the heading, raised
+    for hd in headings:
+        for elev in (35.0, 65.0):
+            ax = np.array([np.cos(np.radians(hd)) * np.cos(np.radians(elev)),
+                           np.sin(np.radians(hd)) * np.cos(np.radians(elev)), np.sin(np.radians(elev))])
+            zc = np.cross([0, 0, 1.0], ax)
+            R = _rot(zc, np.arccos(np.clip(ax[2], -1, 1))) if np.linalg.norm(zc) > 1e-9 else np.eye(3)
+            t = np.array([c[0], c[1], max(0.0, zmin)]) - ax * dims.height * 0.3
+            t[2] = max(t[2], 0.0)
+            hyps.append(("tilted", R, t))
+    return hyps
+
+
+@cache
+def _flat_template(size: str, heading: float) -> Piece:
+    return build_flat(Spec("h", "red", size), (0.0, 0.0), heading)
+
+
+def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cfg: PoseConfig,
+              tip_xyz: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float, float, str]:
+    """Best pose over the hypotheses: (R, t, cost, free-space share, hypothesis name)."""
+    hyps = _hypotheses(size, pts, tip_xyz)
+    names = [h[0] for h in hyps]
+    R = np.array([h[1] for h in hyps])
+    t = np.array([h[2] for h in hyps])
+    sub = pts if len(pts) <= 150 else pts[:: int(np.ceil(len(pts) / 150))]
+    R, t, cost = gauss_newton_batch(size, R, t, sub, cfg, 6)
+    fs = _free_space_batch(size, R, t, depth_mm, to_cam, intr, cfg.free_space_tol_mm)
+    score = cost + 8.0 * fs
+    top = np.argsort(score)[:4]
+    R, t, cost = gauss_newton_batch(size, R[top], t[top], pts, cfg, cfg.iterations)
+    fs = _free_space_batch(size, R, t, depth_mm, to_cam, intr, cfg.free_space_tol_mm)
+    score = cost + 8.0 * fs
+    b = int(np.argmin(score))
+    return R[b], t[b], float(cost[b]), float(fs[b]), names[top[b]]
+
+
+# --------------------------------------------------------------------------- a whole frame
+
+
+def _class_split(class_id: int) -> tuple[str, str, bool]:
+    name = CLASS_NAMES[int(class_id)]
+    if class_id < len(PYRAMID_CLASSES):
+        color, size = name.rsplit("_", 1)
+        return color, size, True
+    return name.split("_", 1)[1], "", False
+
+
+def _kp_xyz(kp: np.ndarray | None, i: int, table_pts: np.ndarray, valid: np.ndarray) -> np.ndarray | None:
+    if kp is None or kp[i, 0, 2] < 0.5:
+        return None
+    u, v = int(round(kp[i, 0, 0])), int(round(kp[i, 0, 1]))
+    h, w = valid.shape
+    u0, u1, v0, v1 = max(0, u - 2), min(w, u + 3), max(0, v - 2), min(h, v + 3)
+    ok = valid[v0:v1, u0:u1]
+    if not ok.any():
+        return None
+    return np.median(table_pts[v0:v1, u0:u1][ok], axis=0)
+
+
+def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseConfig | None = None,
+                   ) -> tuple[Scene, list[PieceFit]]:
+    """Every detection -> a Piece (or Stone) in the table frame; also the per-piece fit reports."""
+    from calibration.plane import height_map
+
+    cfg = cfg or PoseConfig()
+    table_pts, valid = height_map(frame, calibration)
+    depth = frame.depth_mm
+    above = valid & (table_pts[..., 2] > cfg.table_cut_mm)
+    h, w = depth.shape
+    to_cam = calibration.to_camera
+    intr = frame.intrinsics
+    rgb = frame.color.astype(np.float32)
+
+    # pixel ownership: each pixel goes to one box; shared pixels to the nearest colour prototype
+    n = len(detections)
+    boxes = np.round(detections.xyxy).astype(int) if n else np.zeros((0, 4), int)
+    boxes[:, [0, 2]] = np.clip(boxes[:, [0, 2]], 0, w)
+    boxes[:, [1, 3]] = np.clip(boxes[:, [1, 3]], 0, h)
+    count = np.zeros((h, w), np.int16)
+    for x0, y0, x1, y1 in boxes:
+        count[y0:y1, x0:x1] += 1
+    proto = []
+    for k, (x0, y0, x1, y1) in enumerate(boxes):
+        m = above[y0:y1, x0:x1] & (count[y0:y1, x0:x1] == 1)
+        if detections.masks is not None:
+            m &= detections.masks[k][y0:y1, x0:x1]
+        if m.sum() < 5:
+            m = above[y0:y1, x0:x1]
+        px = rgb[y0:y1, x0:x1][m]
+        proto.append(np.median(px, axis=0) if len(px) else np.zeros(3, np.float32))
+    shared = count > 1
+    owner = np.full((h, w), -1, np.int32)
+    if shared.any():
+        ys, xs = np.nonzero(shared)
+        best = np.full(len(ys), np.inf)
+        arg = np.full(len(ys), -1)
+        for k, (x0, y0, x1, y1) in enumerate(boxes):
+            inb = (xs >= x0) & (xs < x1) & (ys >= y0) & (ys < y1)
+            if not inb.any():
+                continue
+            dcol = np.linalg.norm(rgb[ys[inb], xs[inb]] - proto[k], axis=1)
+            better = dcol < best[inb]
+            idx = np.nonzero(inb)[0][better]
+            best[idx] = dcol[better]
+            arg[idx] = k
+        owner[ys, xs] = arg
+
+    rng = np.random.default_rng(0)
+    point_sets: list[np.ndarray] = []
+    for k, (x0, y0, x1, y1) in enumerate(boxes):
+        m = above[y0:y1, x0:x1] & ((count[y0:y1, x0:x1] == 1) | (owner[y0:y1, x0:x1] == k))
+        if detections.masks is not None:
+            mm = m & detections.masks[k][y0:y1, x0:x1]
+            if mm.sum() >= MIN_POINTS:
+                m = mm
+        pts = table_pts[y0:y1, x0:x1][m].astype(np.float64)
+        if len(pts) > cfg.max_points:
+            pts = pts[rng.choice(len(pts), cfg.max_points, replace=False)]
+        point_sets.append(pts)
+
+    fits: list[tuple[int, np.ndarray, np.ndarray, float, float, str]] = []
+    stones: list[Stone] = []
+    for k in range(n):
+        color, size, is_pyr = _class_split(int(detections.class_id[k]))
+        pts = point_sets[k]
+        if not is_pyr:
+            x0, y0, x1, y1 = boxes[k]
+            sub = valid[y0:y1, x0:x1]
+            pp = table_pts[y0:y1, x0:x1][sub]
+            xy = np.median(pp[:, :2], axis=0) if len(pp) else np.zeros(2)
+            stones.append(Stone(f"s{len(stones) + 1}", color, (float(xy[0]), float(xy[1]), 0.0)))
+            continue
+        if len(pts) < 8:
+            # nearly no depth: place it upright where its box centre meets the table
+            cx, cy = (boxes[k, 0] + boxes[k, 2]) / 2, (boxes[k, 1] + boxes[k, 3]) / 2
+            ray = np.array([(cx - intr.ppx) / intr.fx, (cy - intr.ppy) / intr.fy, 1.0])
+            m = calibration.matrix
+            o, dvec = m[:3, 3], m[:3, :3] @ ray
+            s = -o[2] / dvec[2] if abs(dvec[2]) > 1e-9 else 0.0
+            p = o + s * dvec
+            fits.append((k, np.eye(3), np.array([p[0], p[1], 0.0]), 99.0, 1.0, "none"))
+            continue
+        tip = _kp_xyz(detections.keypoints, k, table_pts, valid)
+        R, t, cost, fs, name = fit_piece(size, pts, depth, to_cam, intr, cfg, tip)
+        fits.append((k, R, t, cost, fs, name))
+
+    if cfg.refine and len(fits) > 1:
+        fits = _refine(fits, point_sets, detections, depth, to_cam, intr, cfg)
+
+    pieces, reports = [], []
+    order = sorted(fits, key=lambda f: (round(float(f[2][0]), 1), round(float(f[2][1]), 1)))
+    for i, (k, R, t, cost, fs, name) in enumerate(order, start=1):
+        color, size, _ = _class_split(int(detections.class_id[k]))
+        q = matrix_to_quat(R)
+        piece = Piece(f"p{i}", color, size, tuple(map(float, t)), tuple(map(float, q)))
+        pts = point_sets[k]
+        rms = float(np.sqrt(np.mean(_residuals(size, R, t, pts)[0] ** 2))) if len(pts) else 99.0
+        pf = PieceFit(piece, rms, len(pts), fs, name, float(detections.confidence[k]))
+        pieces.append(piece)
+        reports.append(pf)
+    scene = Scene(tuple(pieces), tuple(stones),
+                  {"perception": {"pieces": {pf.piece.id: pf.report() for pf in reports},
+                                  "uncertain": [pf.piece.id for pf in reports if pf.uncertain]}})
+    return scene, reports
+
+
+def _refine(fits, point_sets, detections, depth, to_cam, intr, cfg):
+    """Give each point to the fitted piece that explains it best, then refit from the current pose."""
+    out = []
+    for idx, (k, R, t, cost, fs, name) in enumerate(fits):
+        pts = point_sets[k]
+        if len(pts) < 8 or name == "none":
+            out.append((k, R, t, cost, fs, name))
+            continue
+        _, size, _ = _class_split(int(detections.class_id[k]))
+        own = np.abs(_residuals(size, R, t, pts)[0])
+        keep = np.ones(len(pts), bool)
+        for k2, R2, t2, _, _, n2 in fits:
+            if k2 == k or n2 == "none":
+                continue
+            _, size2, _ = _class_split(int(detections.class_id[k2]))
+            other = np.abs(_residuals(size2, R2, t2, pts)[0])
+            keep &= ~((other < own - 0.5) & (other < 1.5))
+        if keep.sum() >= MIN_POINTS and keep.sum() < len(pts):
+            sub = pts[keep]
+            point_sets[k] = sub
+            R, t, cost = gauss_newton(size, R, t, sub, cfg)
+            fs = _free_space(size, R, t, depth, to_cam, intr, cfg.free_space_tol_mm)
+        out.append((k, R, t, cost, fs, name))
+    return out

@@ -1,0 +1,72 @@
+"""Marking a koan by a rule, and telling the Master when the mark is a judgment call.
+
+A mark is a judgment call when deciding some borderline predicates (those inside the judgment
+band: "is that red piece just barely pointing at that blue piece?") the other way, alone or
+together, would change it. Only predicates the rule can read are considered (a colour rule never
+rests on a touching call). The search is bounded: with up to SUBSET_LIMIT relevant borderline
+predicates every subset is tried (at most 2^10 = 1024 evaluations); beyond that only single
+predicates and pairs. The predicates reported are those of the smallest flips that change the
+mark. The Master's rulings (Predicate.key → value) are applied first and are never borderline again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Mapping
+
+from ..facts import KoanFacts
+from .rule import Rule
+
+#: Up to this many relevant borderline predicates, every subset is flipped; above, singles and pairs.
+SUBSET_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class Mark:
+    koan_id: str
+    mark: str  # "white" | "black"
+    judgment_call: bool
+    borderline: list = field(default_factory=list)  # Predicate.to_dict() of the calls that could flip it
+    witnesses: list = field(default_factory=list)  # piece ids that made the mark so
+
+    def __hash__(self) -> int:
+        return hash((self.koan_id, self.mark, self.judgment_call, tuple(self.witnesses)))
+
+    def to_dict(self) -> dict:
+        return {"id": self.koan_id, "mark": self.mark, "judgment_call": self.judgment_call,
+                "borderline": list(self.borderline), "witnesses": list(self.witnesses)}
+
+
+def _key(k) -> tuple:
+    return tuple(k) if isinstance(k, (list, tuple)) else (k,)
+
+
+def mark(rule: Rule, facts: KoanFacts, rulings: Mapping[tuple, bool | str] | None = None) -> Mark:
+    """White or black by the rule, with witnesses, and whether it rests on a judgment call."""
+    ruled = {_key(k): v for k, v in (rulings or {}).items()}
+    if ruled:
+        facts = facts.with_values(ruled)
+    white = rule.evaluate(facts)
+    reads = rule.reads()
+    candidates = [p for p in facts.borderline() if p.name in reads and p.key not in ruled]
+    flips = _changing_flips(rule, facts, candidates, white)
+    involved = {k for flip in flips for k in flip}
+    borderline = [p.to_dict() for p in candidates if p.key in involved]
+    return Mark(facts.koan_id, "white" if white else "black", bool(flips), borderline, rule.witnesses(facts))
+
+
+def _changing_flips(rule: Rule, facts: KoanFacts, candidates, white: bool) -> list[frozenset]:
+    """Minimal sets of borderline predicates whose flip changes the mark (bounded search)."""
+    keys = [p.key for p in candidates]
+    if not keys:
+        return []
+    max_size = len(keys) if len(keys) <= SUBSET_LIMIT else 2
+    found: list[frozenset] = []
+    for size in range(1, max_size + 1):
+        for combo in combinations(keys, size):
+            s = frozenset(combo)
+            if any(f <= s for f in found):
+                continue  # a smaller flip already changes it; this one is not minimal
+            if rule.evaluate(facts.flipped(combo)) != white:
+                found.append(s)
+    return found
