@@ -68,7 +68,7 @@ def set_up(rule: str):
     k3 = ann.post("/api/build", {"koan": "lone-red"}).get_json()["koan"]
     ann.post("/api/call", {"koan": k3, "call": "mondo"})
     ann.post("/api/vote", {"vote": "white"})
-    ann.post("/api/end-turn")  # refused: a Mondo is not a reason to refuse, but it is Ann's turn: allowed
+    ann.post("/api/end-turn")
     k4 = master.post("/master/api/demo/build", {"koan": "touch-red-green"}).get_json()["koan"]
     return app, master, ann, bob, k3, k4
 
@@ -125,8 +125,7 @@ def test_students_cannot_tell_two_secret_rules_apart():
     """Same public play, different secret rules and judgment calls: identical student views."""
     a = set_up(TOUCH)
     b = set_up(RED)
-    # the Master of game A rules on a borderline predicate nobody has asked about since
-    ma = a[1]
+    ma = a[1]  # game A's mark of k2 rests on a judgment call; game B's does not
     rows = {r["koan"]: r for r in ma.get("/master/api/state").get_json()["audit"]}
     assert rows["k2"]["borderline"]
     ca, cb = crawl(a[0], a[2]), crawl(b[0], b[2])

@@ -70,32 +70,31 @@ const Z = (() => {
     root.setAttribute("viewBox", `0 0 ${ov.size[0]} ${ov.size[1]}`);
     root.replaceChildren();
     // sizes in screen pixels, whatever the picture's scale on this screen
-    const k = ov.size[0] / Math.max(1, root.getBoundingClientRect().width);
-    root.style.setProperty("--k", k);
-    const fs = (px) => `${(px * k).toFixed(1)}px`;
-    for (const k of ov.koans || []) {
-      const cls = ["koan", k.mark ? k.mark : "unmarked"];
-      if (k.problems && k.problems.length) cls.push("problem");
-      root.append(svg("polygon", { class: cls.join(" "), points: pts(k.outline), "stroke-width": 2.5 * k }));
-      const bottom = Math.max(...k.outline.map((p) => p[1]));
-      const left = Math.min(...k.outline.map((p) => p[0]));
-      const label = k.id + (k.mark ? ` ${k.mark}` : " unmarked");
-      root.append(svg("text", { class: "klabel", x: left, y: bottom + 14 * k, "font-size": fs(13), "stroke-width": 3 * k }, label));
-      if (opts.master && k.proposed) {
-        const t = `rule: ${k.proposed}` + (k.judgment_call ? " (judgment call)" : "") + (k.problems && k.problems.length ? " MISMARKED?" : "");
-        root.append(svg("text", { class: "mlabel" + (k.problems && k.problems.length ? " bad" : ""), x: left, y: bottom + 28 * k, "font-size": fs(12), "stroke-width": 3 * k }, t));
+    const sc = ov.size[0] / Math.max(1, root.getBoundingClientRect().width);
+    const fs = (px) => `${(px * sc).toFixed(1)}px`;
+    for (const ko of ov.koans || []) {
+      const cls = ["koan", ko.mark ? ko.mark : "unmarked"];
+      if (ko.problems && ko.problems.length) cls.push("problem");
+      root.append(svg("polygon", { class: cls.join(" "), points: pts(ko.outline), "stroke-width": 2.5 * sc }));
+      const bottom = Math.max(...ko.outline.map((p) => p[1]));
+      const left = Math.min(...ko.outline.map((p) => p[0]));
+      const label = ko.id + (ko.mark ? ` ${ko.mark}` : " unmarked");
+      root.append(svg("text", { class: "klabel", x: left, y: bottom + 14 * sc, "font-size": fs(13), "stroke-width": 3 * sc }, label));
+      if (opts.master && ko.proposed) {
+        const t = `rule: ${ko.proposed}` + (ko.judgment_call ? " (judgment call)" : "") + (ko.problems && ko.problems.length ? " MISMARKED?" : "");
+        root.append(svg("text", { class: "mlabel" + (ko.problems && ko.problems.length ? " bad" : ""), x: left, y: bottom + 28 * sc, "font-size": fs(12), "stroke-width": 3 * sc }, t));
       }
     }
-    for (const s of ov.stones || []) root.append(svg("circle", { class: "stone-ring", cx: s.center[0], cy: s.center[1], r: s.r + 2 * k, "stroke-width": 1.5 * k }));
+    for (const s of ov.stones || []) root.append(svg("circle", { class: "stone-ring", cx: s.center[0], cy: s.center[1], r: s.r + 2 * sc, "stroke-width": 1.5 * sc }));
     for (const p of ov.pieces || []) {
       let cls = "piece";
       if (sel[0] === p.id) cls += " sel-a";
       else if (sel[1] === p.id) cls += " sel-b";
-      root.append(svg("polygon", { class: cls, points: pts(p.polygon), "data-id": p.id, "stroke-width": 3 * k }));
+      root.append(svg("polygon", { class: cls, points: pts(p.polygon), "data-id": p.id, "stroke-width": 3 * sc }));
     }
     for (const p of ov.pieces || []) {
       const top = p.polygon.reduce((a, q) => (q[1] < a[1] ? q : a), p.polygon[0]);
-      root.append(svg("text", { class: "plabel", x: p.center[0], y: top[1] - 3 * k, "text-anchor": "middle", "font-size": fs(11), "stroke-width": 3 * k }, p.id));
+      root.append(svg("text", { class: "plabel", x: p.center[0], y: top[1] - 3 * sc, "text-anchor": "middle", "font-size": fs(11), "stroke-width": 3 * sc }, p.id));
     }
   }
 
