@@ -25,6 +25,25 @@ def _check_camera(width, height, camera_height, tilt):
         raise UserError(f"--tilt {tilt} is out of range (0-80 degrees from vertical)")
 
 
+def _table_centre(scene) -> tuple[float, float, float]:
+    """The middle of what is on the table: where a person would point the camera."""
+    import numpy as np
+
+    pts = [p.position for p in scene.pieces] + [st.position for st in scene.stones]
+    if not pts:
+        return (0.0, 0.0, 0.0)
+    lo, hi = np.min(pts, axis=0), np.max(pts, axis=0)
+    return (float(lo[0] + hi[0]) / 2, float(lo[1] + hi[1]) / 2, 0.0)
+
+
+def _parse_xy(text: str) -> tuple[float, float, float]:
+    try:
+        x, y = (float(v) for v in text.split(","))
+    except ValueError:
+        raise UserError(f"--target must be two numbers 'X,Y' in mm, got {text!r}") from None
+    return (x, y, 0.0)
+
+
 def register(group: click.Group) -> None:
     @group.command()
     @click.argument("scene_path", metavar="SCENE.json")
@@ -34,8 +53,10 @@ def register(group: click.Group) -> None:
     @click.option("--camera-height", type=float, default=600.0, show_default=True, help="mm above the table.")
     @click.option("--tilt", type=float, default=30.0, show_default=True, help="Degrees from looking straight down.")
     @click.option("--seed", type=int, default=0, show_default=True)
+    @click.option("--target", default=None, metavar="X,Y",
+                  help="Table point to look at (mm); default: the centre of the table's pieces and stones.")
     @friendly
-    def render(scene_path, out_dir, width, height, camera_height, tilt, seed):
+    def render(scene_path, out_dir, width, height, camera_height, tilt, seed, target):
         """Render SCENE.json as a RealSense D435 sees it: color.png, depth.png, mask.png, camera.json, truth.json."""
         import cv2
 
@@ -47,7 +68,8 @@ def register(group: click.Group) -> None:
         _check_camera(width, height, camera_height, tilt)
         scene = load_scene(scene_path)
         intr = color_intrinsics(width, height)
-        r = do_render(scene, CameraPose.looking_at(camera_height, tilt), intr, seed=seed)
+        aim = _table_centre(scene) if target is None else _parse_xy(target)
+        r = do_render(scene, CameraPose.looking_at(camera_height, tilt, target=aim), intr, seed=seed)
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         cv2.imwrite(str(out / "color.png"), r.color[..., ::-1])
