@@ -32,7 +32,8 @@ def describe(ev: Event, master: bool) -> str:
         return f"It is {who}'s turn"
     if t == "koan_built":
         by = f" by {d['built_by']}" if d.get("built_by") else ""
-        return f"Koan {d['koan']} is built{by} ({len(d.get('pieces', []))} pieces)"
+        n = len(d.get("pieces", []))
+        return f"Koan {d['koan']} is built{by} ({n} piece{'' if n == 1 else 's'})"
     if t == "koan_changed":
         return f"Koan {d['koan']} is changed while still unmarked"
     if t == "koan_moved":

@@ -86,7 +86,9 @@ def _register_plugins() -> None:
         module.register(main)
 
 
-_register_plugins()
+if __name__ == "__main__":  # pragma: no cover - `python -m zendo.cli`: use the one true module
+    from zendo.cli import main as _main
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(_main())
+else:
+    _register_plugins()

@@ -18,7 +18,7 @@
     $("step-no").textContent = `${n} / ${steps.length}`;
     $("step-text").textContent = s.text;
     $("step-koans").replaceChildren(...s.koans.map((k) => Z.el("figure", {},
-      Z.el("img", { src: `${base}/koan/${s.at}/${encodeURIComponent(k.id)}.png`, alt: `koan ${k.id}`, loading: "lazy" }),
+      Z.el("img", { src: `${base}/koan/${s.at}/${encodeURIComponent(k.id)}.png`, alt: `koan ${k.id}` }),
       Z.el("figcaption", {}, Z.markDot(k.mark), ` ${k.id} ${k.mark || "unmarked"}`))));
     const snap = $("step-snapshot");
     if (s.snapshot) { snap.src = `${base}/image/${s.snapshot}`; snap.hidden = false; } else snap.hidden = true;

@@ -1,0 +1,4 @@
+"""`python -m zendo` runs the `zendo` command."""
+from zendo.cli import main
+
+main()
