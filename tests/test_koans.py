@@ -34,3 +34,10 @@ def test_a_marking_stone_belongs_to_the_nearest_koan():
 def test_koans_named_in_the_scene_keep_their_names():
     scene = Scene((upright(S("a")), upright(S("b"), (200, 0))), extra={"koans": [{"id": "first", "pieces": ["a"]}]})
     assert [k.id for k in split_koans(scene)] == ["first", "k2"]
+
+
+def test_generated_koan_names_never_repeat_a_declared_name():
+    scene = Scene((upright(S("a")), upright(S("b"), (200, 0)), upright(S("c"), (400, 0))),
+                  extra={"koans": [{"id": "k1", "pieces": ["b"]}]})
+    names = [k.id for k in split_koans(scene)]
+    assert len(set(names)) == 3 and names[1] == "k1"

@@ -196,3 +196,11 @@ def test_stones_are_rendered():
     r = render(sc, CameraPose.looking_at(500, 0), INTR, seed=0, noise=False)
     assert r.objects[0].visible_px > 200  # a 15 mm bead at 0.5 m: about 18 px across (pi*9^2 = 254)
     assert r.depth_true[r.mask == 1].min() == pytest.approx(500 - 6.0, abs=0.3)
+
+
+def test_the_demo_table_splits_into_exactly_its_declared_koans():
+    from zendo.koans import split_koans
+
+    scene = demo_table()
+    declared = {frozenset(k["pieces"]) for k in scene.extra["koans"]}
+    assert {frozenset(k.piece_ids) for k in split_koans(scene)} == declared

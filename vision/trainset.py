@@ -71,7 +71,7 @@ def _write_one(args) -> int:
     scene, cam, r = render_example(seed)
     name = f"{seed:06d}"
     h, w = r.depth.shape
-    cv2.imwrite(str(out / "images" / split / f"{name}.jpg"), r.color[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, 88])
+    cv2.imwrite(str(out / "images" / split / f"{name}.jpg"), r.color[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, 80])
     lines = {t: [] for t in TASKS}
     n = 0
     for o in r.objects:

@@ -68,6 +68,7 @@ PLUGINS = (
     "zendo.cli_counter",
     "zendo.cli_bench",
     "vision.cli",
+    "vision.cli_perception",
     "calibration.cli",
     "server.cli",
 )

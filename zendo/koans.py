@@ -64,10 +64,18 @@ def split_koans(scene: Scene, gap_mm: float = KOAN_GAP_MM) -> list[Koan]:
     edges = [(i, j) for i, j in near_pairs(pieces, gap_mm) if solid_distance(pieces[i], pieces[j]) <= gap_mm]
     groups = _components(len(pieces), edges)
     names = _declared_names(scene)
+    groups_ids = [tuple(pieces[i].id for i in g) for g in groups]
+    used = {names[frozenset(ids)] for ids in groups_ids if frozenset(ids) in names}
     koans = []
-    for n, group in enumerate(groups, start=1):
-        ids = tuple(pieces[i].id for i in group)
-        koans.append(Koan(names.get(frozenset(ids), f"k{n}"), ids))
+    for position, ids in enumerate(groups_ids, start=1):
+        name = names.get(frozenset(ids))
+        if name is None:  # k<position>, or the next k<n> that no declared koan already uses
+            counter = position
+            while f"k{counter}" in used:
+                counter += 1
+            name = f"k{counter}"
+            used.add(name)
+        koans.append(Koan(name, ids))
     owners: dict[str, list[str]] = {k.id: [] for k in koans}
     for s in scene.stones:
         owner = stone_owner(s, koans, scene)

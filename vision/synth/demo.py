@@ -23,10 +23,10 @@ def demo_table() -> Scene:
     g = build.upright(Spec("d", "green", "large"), (0.0, 70.0), 0.0)
     k2 = [g, build.beside(g, Spec("e", "black", "small"), heading=0.0, gap=0.3)]
     y = build.upright(Spec("f", "yellow", "large"), (120.0, 40.0), 25.0)
-    k3 = [y, build.pointing_at(y, Spec("g", "blue", "medium"), distance=35.0, from_heading=200.0)]
+    k3 = [y, build.pointing_at(y, Spec("g", "blue", "medium"), distance=30.0, from_heading=200.0)]
     t = build.upright(Spec("h", "green", "medium"), (-70.0, -60.0), 0.0)
     k4 = [t, build.lean_against(t, Spec("i", "red", "small"), from_heading=30.0),
-          build.flat(Spec("j", "black", "large"), (-120.0, -75.0), 250.0)]
+          build.flat(Spec("j", "black", "large"), (-100.0, -72.0), 250.0)]
     k5 = build.tower([Spec("k", "yellow", "small"), Spec("l", "blue", "large")], (60.0, -55.0), 40.0)
     pieces = k1 + k2 + k3 + k4 + k5
     stones = (Stone("s1", "white", (-120.0, 0.0, 0.0)), Stone("s2", "black", (165.0, 40.0, 0.0)))

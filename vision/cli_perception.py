@@ -1,0 +1,162 @@
+"""Perception commands: `zendo perceive`, `zendo train`, `zendo train-data`, `zendo eval-set`, `zendo eval`.
+
+Kept apart from vision/cli.py (the renderer's commands) so each area owns its own file.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+
+def _errors():
+    from calibration.plane import CalibrationError
+
+    from .detect import DetectorError
+    from .frames import FrameSourceError
+
+    return (FrameSourceError, DetectorError, CalibrationError, FileNotFoundError)
+
+
+@click.command()
+@click.argument("source")
+@click.option("--weights", default=None, help="Detector weights (default: models/zendo-yolo.pt).")
+@click.option("--calibration", "cal_path", default=None, help="A calibration file (default: measure from the first frame).")
+@click.option("--frames", "max_frames", type=int, default=None, help="Read at most this many frames of a recording.")
+@click.option("--device", default=None, help="cpu or cuda:0 (default: cuda when available).")
+@click.option("--conf", type=float, default=0.35, help="Detection confidence threshold.")
+@click.option("--report/--no-report", default=False, help="Add per-piece fit reports and timings under 'perception'.")
+def perceive(source: str, weights: str | None, cal_path: str | None, max_frames: int | None, device: str | None,
+             conf: float, report: bool) -> None:
+    """The table seen in SOURCE as zendo-scene/1 on stdout.
+
+    SOURCE: a folder written by `zendo render` (color.png, depth.png, camera.json), a .db3
+    recording, 'demo' or 'realsense'. A recording is tracked over its frames and the smoothed
+    table of its last frame is printed.
+    """
+    from zendo.cli import UserError
+
+    from .detect import DEFAULT_WEIGHTS, Detector
+    from .frames import open_source
+    from .pipeline import Pipeline, PipelineConfig
+
+    try:
+        cal = None
+        if cal_path:
+            from calibration import store
+
+            cal = store.load(cal_path)
+        src = open_source(source)
+        det = Detector(weights or DEFAULT_WEIGHTS, device=device, conf=conf)
+        pipe = Pipeline(det, cal, PipelineConfig(conf=conf))
+        last = None
+        events = []
+        try:
+            for i, frame in enumerate(src.frames()):
+                if max_frames is not None and i >= max_frames:
+                    break
+                last = pipe.process(frame)
+                events.extend(last.events)
+        finally:
+            src.close()
+    except _errors() as exc:
+        raise UserError(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__) from None
+    except RuntimeError as exc:  # e.g. a corrupt recording surfacing from the SDK
+        raise UserError(f"{source}: {str(exc).splitlines()[0] if str(exc) else 'cannot read'}") from None
+    if last is None:
+        raise UserError(f"{source}: no frames")
+    scene = last.tracked if last.frame_index > 0 else last.scene
+    doc = scene.to_dict()
+    if report:
+        doc["perception"] = dict(last.scene.extra.get("perception", {}))
+        doc["perception"]["timings_ms"] = last.timings_ms
+        doc["perception"]["frames"] = last.frame_index + 1
+        doc["perception"]["events"] = events
+        doc["perception"]["camera_to_table"] = pipe._table().matrix.round(5).tolist()
+    else:
+        unc = last.scene.extra.get("perception", {}).get("uncertain", [])
+        if unc and last.frame_index == 0:
+            doc["uncertain"] = unc
+    click.echo(json.dumps(doc, indent=2))
+
+
+@click.command("train-data")
+@click.option("--out", required=True, type=click.Path(file_okay=False))
+@click.option("--n-train", type=int, default=1100)
+@click.option("--n-val", type=int, default=120)
+@click.option("--seed", type=int, default=100000, help="First seed (evaluation uses 900000 and up).")
+@click.option("--workers", type=int, default=2)
+def train_data(out: str, n_train: int, n_val: int, seed: int, workers: int) -> None:
+    """Render a detector training set (YOLO detect/pose/segment labels from the same frames)."""
+    from .trainset import write_training_set
+
+    path = write_training_set(out, n_train, n_val, seed, workers=workers)
+    click.echo(json.dumps({"dataset": str(path)}))
+
+
+@click.command()
+@click.option("--data", required=True, type=click.Path(exists=True, file_okay=False), help="From `zendo train-data`.")
+@click.option("--task", type=click.Choice(["detect", "pose", "segment"]), default="detect")
+@click.option("--epochs", type=int, default=60)
+@click.option("--hours", type=float, default=None, help="Train for this long instead of --epochs.")
+@click.option("--imgsz", type=int, default=640)
+@click.option("--batch", type=int, default=16)
+@click.option("--device", default=None)
+@click.option("--fraction", type=float, default=1.0, help="Use this share of the training images.")
+@click.option("--out", default="models/zendo-yolo.pt")
+@click.option("--project", default="runs/zendo")
+def train(data: str, task: str, epochs: int, hours: float | None, imgsz: int, batch: int, device: str | None,
+          fraction: float, out: str, project: str) -> None:
+    """Train the detector from scratch, offline (GPU when there is one)."""
+    from .detect import _main
+
+    args = ["train", "--data", data, "--task", task, "--epochs", str(epochs), "--imgsz", str(imgsz),
+            "--batch", str(batch), "--fraction", str(fraction), "--out", out, "--project", project,
+            "--workers", "2"]
+    if hours:
+        args += ["--hours", str(hours)]
+    if device:
+        args += ["--device", device]
+    _main(args)
+
+
+@click.command("eval-set")
+@click.option("--out", required=True, type=click.Path(file_okay=False))
+@click.option("--n", type=int, default=60)
+@click.option("--seed", type=int, default=900000)
+def eval_set(out: str, n: int, seed: int) -> None:
+    """Render held-out tables (render folders with truth.json) for `zendo eval`."""
+    from .eval import write_eval_set
+
+    click.echo(json.dumps({"dataset": str(write_eval_set(out, n, seed))}))
+
+
+@click.command("eval")
+@click.option("--dataset", required=True, help="A folder of render folders (from `zendo eval-set`).")
+@click.option("--weights", default=None)
+@click.option("--device", default=None)
+@click.option("--limit", type=int, default=None, help="Score only the first N tables.")
+@click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
+def eval_cmd(dataset: str, weights: str | None, device: str | None, limit: int | None, json_out: str | None) -> None:
+    """Score perception on held-out synthetic tables: JSON on stdout, a readable table on stderr."""
+    from zendo.cli import UserError
+
+    from .eval import format_table, run_eval
+
+    logging.getLogger("zendo").setLevel(logging.ERROR)
+    try:
+        summary = run_eval(dataset, weights=weights, device=device, limit=limit)
+    except _errors() as exc:
+        raise UserError(str(exc).splitlines()[0]) from None
+    if json_out:
+        Path(json_out).write_text(json.dumps(summary, indent=2) + "\n")
+    click.echo(format_table(summary), err=True)
+    click.echo(json.dumps(summary, indent=2))
+
+
+def register(group: click.Group) -> None:
+    for cmd in (perceive, train_data, train, eval_set, eval_cmd):
+        group.add_command(cmd)

@@ -1,0 +1,231 @@
+"""Frame -> table: calibration, detection, pose, then tracking over time (smoothing, settling, katsu).
+
+Why tracking lives here: a single frame is noisy (stereo depth moves a fitted tip by a millimetre
+from frame to frame) and hands are in view while players build, so the game must only read a koan
+once it has been still for a while, and a koan that was already marked must not change silently:
+when it does, the pipeline raises "katsu" with what changed.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from zendo.geometry import matrix_to_quat, quat_to_matrix
+from zendo.scene import Piece, Scene, Stone
+
+from .detect import Detections, Detector
+from .frames import Frame
+from .pose import PieceFit, PoseConfig, estimate_poses
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Knobs of the frame -> table pipeline; defaults suit a D435 about 0.6 m above the table."""
+
+    conf: float = 0.35
+    pose: PoseConfig = field(default_factory=PoseConfig)
+    smoothing: float = 0.5  # weight of the newest frame in the running pose average
+    match_mm: float = 15.0  # a detection this close to a track (same class) continues it
+    still_mm: float = 2.0  # a piece that moves less than this between frames is still
+    still_deg: float = 3.0
+    settle_s: float = 1.5  # a koan is settled after being still this long
+    lost_frames: int = 5  # a track unseen this many frames is dropped
+    recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
+
+
+@dataclass(frozen=True)
+class FrameResult:
+    """Everything one frame produced: the raw perceived scene, the tracked (smoothed) one, timings."""
+
+    frame_index: int
+    timestamp_ms: float
+    scene: Scene  # this frame alone
+    tracked: Scene  # smoothed over time, stable ids
+    detections: Detections
+    fits: tuple[PieceFit, ...]
+    timings_ms: dict
+    settled: tuple[str, ...] = ()  # ids of the koans settled now
+    events: tuple[dict, ...] = ()  # katsu and settle events raised by this frame
+
+
+# --------------------------------------------------------------------------- symmetry-aware averaging
+
+_QUARTER = [quat_to_matrix([np.cos(np.pi * k / 4), 0, 0, np.sin(np.pi * k / 4)]) for k in range(4)]
+
+
+def nearest_symmetric(R_ref: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Of the four poses R·Rz(k·90°) that look the same, the one closest to R_ref."""
+    best, best_tr = R, -np.inf
+    for q in _QUARTER:
+        cand = R @ q
+        tr = float(np.trace(R_ref.T @ cand))
+        if tr > best_tr:
+            best, best_tr = cand, tr
+    return best
+
+
+def blend_pose(a: Piece, b: Piece, w: float) -> Piece:
+    """(1 - w)·a + w·b for position and rotation (rotation modulo the four-fold symmetry)."""
+    Rb = nearest_symmetric(a.matrix, b.matrix)
+    qa = matrix_to_quat(a.matrix)
+    qb = matrix_to_quat(Rb)
+    if qa @ qb < 0:
+        qb = -qb
+    q = (1 - w) * qa + w * qb
+    q /= np.linalg.norm(q)
+    pos = (1 - w) * a.origin + w * b.origin
+    return replace(a, position=tuple(map(float, pos)), rotation=tuple(map(float, q)))
+
+
+def pose_change(a: Piece, b: Piece) -> tuple[float, float]:
+    """(mm, degrees) between two poses of one piece, modulo the symmetry."""
+    Rb = nearest_symmetric(a.matrix, b.matrix)
+    c = (np.trace(a.matrix.T @ Rb) - 1) / 2
+    return float(np.linalg.norm(a.origin - b.origin)), float(np.degrees(np.arccos(np.clip(c, -1, 1))))
+
+
+# --------------------------------------------------------------------------- tracking
+
+
+@dataclass
+class _Track:
+    id: str
+    piece: Piece
+    last_seen: int
+    still_since_ms: float
+    hits: int = 1
+
+
+class Tracker:
+    """Stable ids and smoothed poses across frames; when koans are settled; katsu on marked koans."""
+
+    def __init__(self, cfg: PipelineConfig):
+        self.cfg = cfg
+        self.tracks: list[_Track] = []
+        self.stones: tuple[Stone, ...] = ()
+        self._next = 1
+        self._marked: dict[frozenset, dict] = {}  # settled marked koans: piece ids -> snapshot
+        self._settled_before: set[frozenset] = set()
+
+    def update(self, scene: Scene, index: int, t_ms: float) -> tuple[Scene, tuple[str, ...], tuple[dict, ...]]:
+        cfg = self.cfg
+        used: set[int] = set()
+        for p in sorted(scene.pieces, key=lambda p: p.id):
+            best, best_d = None, cfg.match_mm
+            for i, tr in enumerate(self.tracks):
+                if i in used or tr.piece.color != p.color or tr.piece.size != p.size:
+                    continue
+                d = float(np.linalg.norm(tr.piece.origin - p.origin))
+                if d < best_d:
+                    best, best_d = i, d
+            if best is None:
+                tid = f"p{self._next}"
+                self._next += 1
+                self.tracks.append(_Track(tid, replace(p, id=tid), index, t_ms))
+                used.add(len(self.tracks) - 1)
+                continue
+            tr = self.tracks[best]
+            used.add(best)
+            mm, deg = pose_change(tr.piece, p)
+            if mm > cfg.still_mm or deg > cfg.still_deg:
+                tr.still_since_ms = t_ms
+                tr.piece = replace(p, id=tr.id)  # it moved: follow it, do not average across the move
+            else:
+                tr.piece = blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing)
+            tr.last_seen = index
+            tr.hits += 1
+        self.tracks = [tr for tr in self.tracks if index - tr.last_seen < cfg.lost_frames]
+        self.stones = scene.stones
+        tracked = Scene(tuple(tr.piece for tr in self.tracks), scene.stones, dict(scene.extra))
+        settled, events = self._koans(tracked, t_ms)
+        return tracked, settled, events
+
+    def _koans(self, tracked: Scene, t_ms: float) -> tuple[tuple[str, ...], tuple[dict, ...]]:
+        from zendo.koans import split_koans
+
+        cfg = self.cfg
+        still = {tr.id: t_ms - tr.still_since_ms for tr in self.tracks}
+        settled, events = [], []
+        try:
+            koans = split_koans(tracked)
+        except Exception as exc:  # a degenerate perceived scene must not stop the stream
+            log.debug("koan split failed: %s", exc)
+            return (), ()
+        now_settled = set()
+        for k in koans:
+            ids = frozenset(k.piece_ids)
+            if all(still.get(i, 0.0) >= cfg.settle_s * 1000 for i in ids):
+                settled.append(k.id)
+                now_settled.add(ids)
+                if ids not in self._settled_before:
+                    events.append({"event": "settled", "koan": k.id, "pieces": sorted(ids)})
+                if k.stone_ids and ids not in self._marked:
+                    self._marked[ids] = {p.id: p for p in k.pieces(tracked)}
+        # a marked koan whose pieces changed: katsu, naming what changed
+        for ids, snap in list(self._marked.items()):
+            current = {tr.id: tr.piece for tr in self.tracks}
+            gone = sorted(i for i in ids if i not in current)
+            moved = []
+            for i in ids:
+                if i in current:
+                    mm, deg = pose_change(snap[i], current[i])
+                    if mm > 3 * cfg.still_mm or deg > 3 * cfg.still_deg:
+                        moved.append({"piece": i, "moved_mm": round(mm, 1), "turned_deg": round(deg, 1)})
+            added = []
+            for k in koans:
+                if ids & set(k.piece_ids):
+                    added = sorted(set(k.piece_ids) - ids)
+            if gone or moved or added:
+                events.append({"event": "katsu", "pieces": sorted(ids), "removed": gone, "moved": moved, "added": added})
+                del self._marked[ids]
+        self._settled_before = now_settled
+        return tuple(settled), tuple(events)
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+class Pipeline:
+    """Frames in, tables out. Calibration is measured from the first frame unless one is given."""
+
+    def __init__(self, detector: Detector | None = None, calibration=None, cfg: PipelineConfig | None = None):
+        self.cfg = cfg or PipelineConfig()
+        self.detector = detector or Detector(conf=self.cfg.conf)
+        self.calibration = calibration  # calibration.store.Calibration or plane.TableCalibration
+        self.tracker = Tracker(self.cfg)
+
+    def _table(self):
+        cal = self.calibration
+        return getattr(cal, "table", cal)
+
+    def process(self, frame: Frame) -> FrameResult:
+        from calibration.plane import fit_table
+
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        if self.calibration is None or self.cfg.recalibrate:
+            self.calibration, _ = fit_table(frame)
+        t1 = time.perf_counter()
+        timings["calibrate"] = (t1 - t0) * 1000
+        det = self.detector(frame.color)
+        t2 = time.perf_counter()
+        timings["detect"] = (t2 - t1) * 1000
+        scene, fits = estimate_poses(frame, det, self._table(), self.cfg.pose)
+        t3 = time.perf_counter()
+        timings["pose"] = (t3 - t2) * 1000
+        tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
+        t4 = time.perf_counter()
+        timings["track"] = (t4 - t3) * 1000
+        timings["total"] = (t4 - t0) * 1000
+        return FrameResult(frame.index, frame.timestamp_ms, scene, tracked, det, tuple(fits),
+                           {k: round(v, 2) for k, v in timings.items()}, settled, events)
+
+    def run(self, frames: Iterable[Frame]) -> Iterator[FrameResult]:
+        for f in frames:
+            yield self.process(f)
