@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 from PIL import Image, ImageDraw
 
+from zendo.geometry import convex_hull_2d
 from zendo.pieces import COLOR_RGB, PYRAMID_SIZES, outer_vertices
 from zendo.scene import Scene
 
@@ -179,23 +180,7 @@ def koan_picture(pieces: list[dict], stones: list[dict] | None = None, px: int =
 
 
 def _hull(points: np.ndarray) -> np.ndarray:
-    pts = sorted(set(map(tuple, np.round(np.asarray(points, float), 3))))
-    if len(pts) <= 2:
-        return np.array(pts, float)
-
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower, upper = [], []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    return np.array(lower[:-1] + upper[:-1], float)
+    return convex_hull_2d(points, decimals=3)
 
 
 def _round(a) -> list:

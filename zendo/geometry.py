@@ -80,3 +80,29 @@ def angle_deg(a, b) -> float:
     b = np.asarray(b, float)
     c = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
     return float(np.degrees(np.arccos(np.clip(c, -1.0, 1.0))))
+
+
+def convex_hull_2d(points, decimals: int = 9) -> np.ndarray:
+    """Counter-clockwise hull of 2-D points (Andrew's monotone chain).
+
+    Hand-written rather than scipy's Qhull because the inputs are a dozen points, often
+    degenerate (a segment, one point), and this runs thousands of times per table.
+    """
+    pts = sorted(set(map(tuple, np.round(np.asarray(points, float), decimals))))
+    if len(pts) <= 2:
+        return np.array(pts, float).reshape(-1, 2)
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower: list = []
+    upper: list = []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return np.array(lower[:-1] + upper[:-1], float)

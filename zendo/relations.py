@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .facts import DEFAULT_BAND, KoanFacts, PieceAttrs, Predicate
-from .geometry import angle_deg
+from .geometry import angle_deg, convex_hull_2d
 from .koans import Koan, split_koans
 from .pieces import PYRAMID_SIZES, inner_planes, outer_planes, volume_samples
 from .scene import Piece, Scene
@@ -71,23 +71,13 @@ def grounded(piece: Piece, cfg: RelationsConfig) -> Predicate:
 
 def _hull_signed_distance(points: np.ndarray) -> float:
     """Signed distance from the origin to the convex hull of 2-D points (positive inside)."""
-    pts = sorted(set(map(tuple, np.round(points, 9))))
-    if len(pts) == 1:
-        return -float(np.hypot(*pts[0]))
+    hull = convex_hull_2d(points)
+    if len(hull) == 1:
+        return -float(np.hypot(*hull[0]))
 
     def cross(o, a, b):
         return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
 
-    lower, upper = [], []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    hull = np.array(lower[:-1] + upper[:-1])
     a = hull
     b = np.roll(hull, -1, axis=0)
     ab = b - a
