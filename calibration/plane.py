@@ -48,7 +48,7 @@ class TableCalibration:
     @property
     def normal_cam(self) -> np.ndarray:
         """The table's up direction in camera coordinates."""
-        return self.matrix[:3, :3].T[2]
+        return self.matrix[2, :3].copy()
 
     def to_table(self, p_cam: np.ndarray) -> np.ndarray:
         m = self.matrix
@@ -89,7 +89,7 @@ def frame_from_plane(normal: np.ndarray, offset: float) -> np.ndarray:
     return m
 
 
-def fit_table(frame: Frame, *, distance_mm: float = 2.5, iterations: int = 300, step: int = 2,
+def fit_table(frame: Frame, *, distance_mm: float = 2.5, iterations: int = 200, step: int = 4,
               seed: int = 0) -> tuple[TableCalibration, np.ndarray]:
     """Find the table plane in a frame's depth; also return a boolean mask of table pixels.
 

@@ -27,7 +27,7 @@ def _errors():
 @click.option("--calibration", "cal_path", default=None, help="A calibration file (default: measure from the first frame).")
 @click.option("--frames", "max_frames", type=int, default=None, help="Read at most this many frames of a recording.")
 @click.option("--device", default=None, help="cpu or cuda:0 (default: cuda when available).")
-@click.option("--conf", type=float, default=0.35, help="Detection confidence threshold.")
+@click.option("--conf", type=float, default=0.25, help="Detection confidence threshold.")
 @click.option("--report/--no-report", default=False, help="Add per-piece fit reports and timings under 'perception'.")
 def perceive(source: str, weights: str | None, cal_path: str | None, max_frames: int | None, device: str | None,
              conf: float, report: bool) -> None:
@@ -89,11 +89,12 @@ def perceive(source: str, weights: str | None, cal_path: str | None, max_frames:
 @click.option("--n-val", type=int, default=120)
 @click.option("--seed", type=int, default=100000, help="First seed (evaluation uses 900000 and up).")
 @click.option("--workers", type=int, default=2)
-def train_data(out: str, n_train: int, n_val: int, seed: int, workers: int) -> None:
+@click.option("--jpeg-quality", type=int, default=88)
+def train_data(out: str, n_train: int, n_val: int, seed: int, workers: int, jpeg_quality: int) -> None:
     """Render a detector training set (YOLO detect/pose/segment labels from the same frames)."""
     from .trainset import write_training_set
 
-    path = write_training_set(out, n_train, n_val, seed, workers=workers)
+    path = write_training_set(out, n_train, n_val, seed, workers=workers, jpeg_quality=jpeg_quality)
     click.echo(json.dumps({"dataset": str(path)}))
 
 
@@ -139,8 +140,10 @@ def eval_set(out: str, n: int, seed: int) -> None:
 @click.option("--weights", default=None)
 @click.option("--device", default=None)
 @click.option("--limit", type=int, default=None, help="Score only the first N tables.")
+@click.option("--conf", type=float, default=0.25, help="Detection confidence threshold.")
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
-def eval_cmd(dataset: str, weights: str | None, device: str | None, limit: int | None, json_out: str | None) -> None:
+def eval_cmd(dataset: str, weights: str | None, device: str | None, limit: int | None, conf: float,
+             json_out: str | None) -> None:
     """Score perception on held-out synthetic tables: JSON on stdout, a readable table on stderr."""
     from zendo.cli import UserError
 
@@ -148,7 +151,7 @@ def eval_cmd(dataset: str, weights: str | None, device: str | None, limit: int |
 
     logging.getLogger("zendo").setLevel(logging.ERROR)
     try:
-        summary = run_eval(dataset, weights=weights, device=device, limit=limit)
+        summary = run_eval(dataset, weights=weights, device=device, limit=limit, conf=conf)
     except _errors() as exc:
         raise UserError(str(exc).splitlines()[0]) from None
     if json_out:

@@ -119,7 +119,7 @@ def _yolo():
 class Detector:
     """A trained YOLO model (detect, pose or segment) that returns Detections."""
 
-    def __init__(self, weights: str | Path = DEFAULT_WEIGHTS, *, device: str | None = None, conf: float = 0.35,
+    def __init__(self, weights: str | Path = DEFAULT_WEIGHTS, *, device: str | None = None, conf: float = 0.25,
                  iou: float = 0.6, imgsz: int = 640):
         weights = Path(weights)
         if not weights.is_file():
@@ -192,7 +192,8 @@ def train(data_yaml: str | Path, *, task: str = "pose", model: str = "yolo11n", 
     """
     YOLO = _yolo()
     suffix = {"detect": "", "pose": "-pose", "segment": "-seg"}[task]
-    net = YOLO(f"{model}{suffix}.yaml", task=task)
+    # a .pt continues training from those weights (fine-tuning on new data); a name builds from yaml
+    net = YOLO(model, task=task) if str(model).endswith(".pt") else YOLO(f"{model}{suffix}.yaml", task=task)
     device = device if device is not None else ("0" if _cuda() else "cpu")
     net.train(data=str(data_yaml), epochs=epochs, imgsz=imgsz, batch=batch, device=device, workers=workers,
               project=str(Path(project).resolve()), name=name, exist_ok=True, seed=seed, amp=False, plots=False,
@@ -231,11 +232,18 @@ def _main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--project", default="runs/zendo")
     ap.add_argument("--cache", default=None, choices=[None, "ram", "disk"], help="cache decoded images")
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="other Ultralytics train arguments")
     a = ap.parse_args(argv)
     yaml = materialise(a.data, a.task, Path(a.project) / f"data_{a.task}")
     extra = {"time": a.hours} if a.hours else {}
     if a.cache:
         extra["cache"] = a.cache
+    for kv in a.set:
+        k, v = kv.split("=", 1)
+        try:
+            extra[k] = json.loads(v)
+        except json.JSONDecodeError:
+            extra[k] = v
     out = train(yaml, task=a.task, model=a.model, epochs=a.epochs, imgsz=a.imgsz, batch=a.batch, device=a.device,
                 workers=a.workers, project=a.project, name=a.task, fraction=a.fraction, out=a.out, **extra)
     print(json.dumps({"weights": str(out), "task": a.task}))

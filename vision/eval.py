@@ -30,24 +30,30 @@ MATCH_MM = 20.0
 PERCEPTION_BAND = {"mm": 2.0, "deg": 4.0}  # judgment band for perceived scenes (see docs/perception.md)
 
 
-def write_eval_set(out: str | Path, n: int, seed: int = EVAL_SEED) -> Path:
-    """Render n held-out tables as render folders (the same files `zendo render` writes)."""
+def write_render_folder(scene: Scene, render, folder: str | Path) -> Path:
+    """color.png, depth.png, mask.png, camera.json, truth.json: what `zendo render` writes."""
     import cv2
 
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(d / "color.png"), render.color[..., ::-1])
+    cv2.imwrite(str(d / "depth.png"), render.depth)
+    cv2.imwrite(str(d / "mask.png"), render.mask)
+    intr = render.intrinsics.to_dict()
+    (d / "camera.json").write_text(json.dumps({**intr, "depth_units_mm": intr["depth_scale_mm"], "model": "D435 (synthetic)"}))
+    (d / "truth.json").write_text(json.dumps(render.truth(scene)))
+    return d
+
+
+def write_eval_set(out: str | Path, n: int, seed: int = EVAL_SEED) -> Path:
+    """Render n held-out tables as render folders (the same files `zendo render` writes)."""
     from .trainset import render_example
 
     out = Path(out)
     for i in range(n):
         s = seed + i
         scene, cam, r = render_example(s)
-        d = out / f"{s:06d}"
-        d.mkdir(parents=True, exist_ok=True)
-        cv2.imwrite(str(d / "color.png"), r.color[..., ::-1])
-        cv2.imwrite(str(d / "depth.png"), r.depth)
-        cv2.imwrite(str(d / "mask.png"), r.mask)
-        intr = r.intrinsics.to_dict()
-        (d / "camera.json").write_text(json.dumps({**intr, "depth_units_mm": intr["depth_scale_mm"], "model": "D435 (synthetic)"}))
-        (d / "truth.json").write_text(json.dumps(r.truth(scene)))
+        write_render_folder(scene, r, out / f"{s:06d}")
     (out / "README.txt").write_text(f"zendo eval-set --n {n} --seed {seed} --out {out}\n")
     return out
 
@@ -112,7 +118,7 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
                  "matched_visible": sum(1 for _, j, _ in pairs if visible.get(tp_list[j].id, 0) >= MIN_VISIBLE_PX),
                  "cls_ok": 0, "color_ok": 0, "size_ok": 0, "orient_ok": 0, "orient_n": 0,
                  "pos_err": [], "axis_err": [], "rel_ok": 0, "rel_n": 0, "marks": [],
-                 "uncertain": 0, "confusions": []}
+                 "uncertain": 0, "confusions": [], "kinds": []}
     cfg_t = RelationsConfig()
     from zendo.relations import orientation
 
@@ -131,6 +137,8 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
         out["orient_ok"] += int(o_t.value == o_p.value)
         out["pos_err"].append(float(np.linalg.norm(p.origin - t.origin)))
         out["axis_err"].append(_axis_err(p, t))
+        low = float(t.vertices[:, 2].min())
+        out["kinds"].append((f"{o_t.value}, {'on the table' if low < 0.5 else 'raised'}", out["axis_err"][-1] > 10.0))
         id_map[p.id] = t.id
         renamed.append(replace(p, id=t.id, color=p.color, size=p.size))
     unmatched = [replace(p, id=f"x{k}") for k, p in enumerate(pred.pieces) if p.id not in id_map]
@@ -208,6 +216,12 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
     for f in frames:
         for c in f["confusions"]:
             conf[c] = conf.get(c, 0) + 1
+    kinds: dict[str, list[int]] = {}
+    for f in frames:
+        for kind, bad in f["kinds"]:
+            kinds.setdefault(kind, [0, 0])
+            kinds[kind][0] += 1
+            kinds[kind][1] += int(bad)
     stage = {}
     if timings:
         for k in timings[0]:
@@ -229,11 +243,13 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
         "orientation_accuracy_pct": _pct(tot["orient_ok"], tot["orient_n"]),
         "position_error_mm": {"median": q(pos, 50), "p95": q(pos, 95)},
         "axis_error_deg": {"median": q(ax, 50), "p95": q(ax, 95), "share_over_10deg_pct": _pct(int((ax > 10).sum()), len(ax))},
+        "axis_over_10deg_by_kind": {k: {"pieces": n, "share_pct": _pct(b, n)} for k, (n, b) in sorted(kinds.items())},
         "relation_accuracy_outside_band_pct": _pct(tot["rel_ok"], tot["rel_n"]),
         "relations_scored": tot["rel_n"],
         "marks": {"scored": len(marks), "accuracy_pct": _pct(len(marks) - len(wrong), len(marks)),
                   "wrong": len(wrong), "wrong_flagged_pct": _pct(sum(1 for m in wrong if m[1]), len(wrong)),
-                  "wrong_unflagged": sum(1 for m in wrong if not m[1])},
+                  "wrong_unflagged": sum(1 for m in wrong if not m[1]),
+                  "right_but_flagged_pct": _pct(sum(1 for m in marks if m[1] and not m[0]), len(marks) - len(wrong))},
         "flagged_uncertain_pieces": tot["uncertain"],
         "top_confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])[:8]),
         "latency": stage,
@@ -241,7 +257,7 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
 
 
 def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, limit: int | None = None,
-             progress: bool = True) -> dict:
+             progress: bool = True, conf: float = 0.25) -> dict:
     """Run the pipeline on every render folder under `dataset` and score it."""
     from .detect import DEFAULT_WEIGHTS, Detector
     from .frames import RenderFolderSource
@@ -253,7 +269,7 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
         raise FileNotFoundError(f"{dataset}: no render folders with truth.json (make one with `zendo eval-set`)")
     if limit:
         folders = folders[:limit]
-    det = Detector(weights or DEFAULT_WEIGHTS, device=device)
+    det = Detector(weights or DEFAULT_WEIGHTS, device=device, conf=conf)
     det.warmup()
     rules = _rules()
     frames, timings = [], []
@@ -273,6 +289,7 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
     out["dataset"] = str(dataset)
     out["weights"] = str(det.weights)
     out["device"] = det.device
+    out["conf"] = conf
     out["rules_scored"] = len(rules[0]) if rules else 0
     return out
 

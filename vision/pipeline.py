@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 class PipelineConfig:
     """Knobs of the frame -> table pipeline; defaults suit a D435 about 0.6 m above the table."""
 
-    conf: float = 0.35
+    conf: float = 0.25
     pose: PoseConfig = field(default_factory=PoseConfig)
     smoothing: float = 0.5  # weight of the newest frame in the running pose average
     match_mm: float = 15.0  # a detection this close to a track (same class) continues it
@@ -147,12 +147,12 @@ class Tracker:
         return tracked, settled, events
 
     def _koans(self, tracked: Scene, t_ms: float) -> tuple[tuple[str, ...], tuple[dict, ...]]:
-        from zendo.koans import split_koans
-
         cfg = self.cfg
         still = {tr.id: t_ms - tr.still_since_ms for tr in self.tracks}
         settled, events = [], []
         try:
+            from zendo.koans import split_koans
+
             koans = split_koans(tracked)
         except Exception as exc:  # a degenerate perceived scene must not stop the stream
             log.debug("koan split failed: %s", exc)

@@ -28,8 +28,7 @@ from functools import cache
 
 import numpy as np
 
-from zendo.build import Spec, flat as build_flat
-from zendo.geometry import matrix_to_quat
+from zendo.geometry import matrix_to_quat, rotation_between
 from zendo.pieces import PYRAMID_SIZES, outer_planes, outer_vertices
 from zendo.scene import Piece, Scene, Stone
 
@@ -43,6 +42,7 @@ TABLE_CUT_MM = 2.5  # points lower than this are table (depth noise at 0.6 m is 
 HUBER_MM = 1.5
 CONTACT_MM = 3.0  # a vertex this close to the table rests on it
 MIN_POINTS = 25
+LOW_CONFIDENCE = 0.5  # the detector is unsure of the class: colour or size may be wrong
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,19 @@ class PoseConfig:
     huber_mm: float = HUBER_MM
     contact_mm: float = CONTACT_MM
     max_points: int = 400
+    cavity_mm: float = 1e3  # points deeper inside are ignored (cavity); 3 mm measured no better, so off
     iterations: int = 12
     refine: bool = True
     free_space_tol_mm: float = 4.0
+    depth_segments: bool = False
+    owner_spatial: bool = False
+    edge_jump_mm: float = 16.0
+    color_filter: bool = False
+    color_tol: float = 0.08
+    size_from_depth: bool = True  # measured: size 87.5 % -> 91.5 % on seeds 900000-900029
+    size_prior: float = 0.04  # bonus of the detector's size (share of points explained)
+    inlier_mm: float = 2.0
+    size_fs_weight: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,8 @@ class PieceFit:
 
     @property
     def uncertain(self) -> bool:
-        return self.n_points < MIN_POINTS or self.rms_mm > 2.5 or self.free_space > 0.15
+        return (self.n_points < MIN_POINTS or self.rms_mm > 2.5 or self.free_space > 0.15
+                or self.confidence < LOW_CONFIDENCE)
 
     def report(self) -> dict:
         return {"rms_mm": round(self.rms_mm, 2), "points": self.n_points, "free_space": round(self.free_space, 3),
@@ -180,7 +191,7 @@ def _free_space(size: str, R, t, frame_depth: np.ndarray, to_cam, intr, tol: flo
 def _free_space_batch(size: str, R: np.ndarray, t: np.ndarray, frame_depth: np.ndarray, to_cam, intr,
                       tol: float) -> np.ndarray:
     """Per pose, the share of the model's surface samples that lie in front of what the camera saw."""
-    s = np.einsum("nj,hkj->hnk", surface_samples(size), R) + t[:, None, :]
+    s = surface_samples(size)[None] @ R.transpose(0, 2, 1) + t[:, None, :]
     pc = to_cam(s.reshape(-1, 3)).reshape(s.shape)
     z = pc[..., 2]
     zs = np.where(z > 1, z, 1.0)
@@ -194,45 +205,81 @@ def _free_space_batch(size: str, R: np.ndarray, t: np.ndarray, frame_depth: np.n
     return bad.sum(axis=1) / np.maximum(valid.sum(axis=1), 1)
 
 
+def _exp_batch(w: np.ndarray) -> np.ndarray:
+    """Rodrigues' formula for H rotation vectors at once."""
+    a = np.linalg.norm(w, axis=1)
+    safe = np.where(a < 1e-12, 1.0, a)
+    k = w / safe[:, None]
+    K = np.zeros((len(w), 3, 3))
+    K[:, 0, 1], K[:, 0, 2] = -k[:, 2], k[:, 1]
+    K[:, 1, 0], K[:, 1, 2] = k[:, 2], -k[:, 0]
+    K[:, 2, 0], K[:, 2, 1] = -k[:, 1], k[:, 0]
+    s = np.sin(a)[:, None, None]
+    c = (1 - np.cos(a))[:, None, None]
+    return np.eye(3)[None] + s * K + c * (K @ K)
+
+
 def gauss_newton_batch(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: PoseConfig,
                        iterations: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`gauss_newton` for H starting poses at once (R: H x 3 x 3, t: H x 3): numpy overhead is
-    paid once per iteration instead of once per hypothesis."""
+    """Robust point-to-plane fit of the solid pyramid for H starting poses at once (R: H x 3 x 3,
+    t: H x 3); numpy's overhead is paid once per iteration instead of once per hypothesis.
+
+    Residual of a point: its signed distance to the solid (largest face-plane distance).
+    Jacobian w.r.t. a body-frame rotation w and a translation d: (n x q, -R n).
+    Vertices within `contact_mm` of the table (or below it) are pulled onto it.
+    """
     n, d = _planes5(size)
     verts = outer_vertices(size)
     h = cfg.huber_mm
-    w_contact = np.sqrt(max(len(pts), 1)) * 0.6
+    w_contact2 = max(len(pts), 1) * 0.36
     H = len(R)
-    ar = np.arange(len(pts))
+    P = len(pts)
+    eye6 = np.eye(6)[None] * 1e-3
     for _ in range(iterations):
-        q = np.einsum("hnj,hjk->hnk", pts[None] - t[:, None, :], R)
+        q = (pts[None] - t[:, None, :]) @ R  # H x P x 3 (piece frame)
         sd = q @ n.T - d
         k = np.argmax(sd, axis=2)
         r = np.take_along_axis(sd, k[..., None], axis=2)[..., 0]
         nk = n[k]
         a = np.abs(r)
         w = np.where(a <= h, 1.0, h / np.maximum(a, 1e-9))
-        J = np.concatenate([np.cross(nk, q), -np.einsum("hnk,hjk->hnj", nk, R)], axis=2)
-        Hm = np.einsum("hni,hn,hnj->hij", J, w, J)
-        g = np.einsum("hni,hn->hi", J, w * r)
-        vz = np.einsum("vj,hj->hv", verts, R[:, 2, :]) + t[:, 2:3]
-        act = (vz < cfg.contact_mm).astype(float) * w_contact ** 2
+        w = np.where(r < -cfg.cavity_mm, 0.0, w)  # deep inside: the hollow's far side, not an outer face
+        J = np.empty((H, P, 6))
+        J[..., :3] = np.cross(nk, q)
+        J[..., 3:] = -(nk @ R.transpose(0, 2, 1))
+        Jw = J * w[..., None]
+        Hm = Jw.transpose(0, 2, 1) @ J
+        g = (Jw.transpose(0, 2, 1) @ r[..., None])[..., 0]
+        vz = verts @ R[:, 2, :].T  # V x H
+        vz = vz.T + t[:, 2:3]
+        act = (vz < cfg.contact_mm) * w_contact2
         Jv = np.zeros((H, len(verts), 6))
         Jv[..., :3] = np.cross(verts[None], R[:, None, 2, :])
         Jv[..., 5] = 1.0
-        Hm += np.einsum("hvi,hv,hvj->hij", Jv, act, Jv)
-        g += np.einsum("hvi,hv->hi", Jv, act * vz)
-        Hm += np.eye(6)[None] * 1e-3
+        Jva = Jv * act[..., None]
+        Hm += Jva.transpose(0, 2, 1) @ Jv + eye6
+        g += (Jva.transpose(0, 2, 1) @ vz[..., None])[..., 0]
         step = -np.linalg.solve(Hm, g[..., None])[..., 0]
-        R = np.einsum("hij,hjk->hik", R, np.array([_exp(s) for s in step[:, :3]]))
+        R = R @ _exp_batch(step[:, :3])
         t = t + step[:, 3:]
         if np.abs(step).max() < 1e-4:
             break
-    q = np.einsum("hnj,hjk->hnk", pts[None] - t[:, None, :], R)
+    q = (pts[None] - t[:, None, :]) @ R
     r = (q @ n.T - d).max(axis=2)
-    a = np.abs(r)
+    a = np.abs(np.maximum(r, -cfg.cavity_mm))
     cost = np.mean(np.where(a <= h, 0.5 * a * a, h * (a - 0.5 * h)), axis=1)
     return R, t, cost
+
+
+def _implausible(size: str, R: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Penalty for poses physics rules out: a piece cannot reach into the table, and nothing on a
+    Zendo table points steeply down (a piece on its tip needs a support the rules do not give it)."""
+    verts = outer_vertices(size)
+    vz = (verts @ R[:, 2, :].T).T + t[:, 2:3]
+    below = np.clip(-vz.min(axis=1) - 1.0, 0, None)
+    axis_z = R[:, 2, 2]
+    down = np.clip(-0.4 - axis_z, 0, None)
+    return 2.0 * below + 20.0 * down
 
 
 def _hypotheses(size: str, pts: np.ndarray, tip_xyz: np.ndarray | None) -> list[tuple[str, np.ndarray, np.ndarray]]:
@@ -244,12 +291,14 @@ def _hypotheses(size: str, pts: np.ndarray, tip_xyz: np.ndarray | None) -> list[
     z0 = max(0.0, zmax - dims.height)
     for yaw in (0.0, 30.0, 60.0):
         hyps.append(("upright", _rz(yaw), np.array([c[0], c[1], z0])))
+    if zmin > 4.0:  # a piece in a tower: its visible band starts at its own base
+        for yaw in (0.0, 30.0, 60.0):
+            hyps.append(("stacked", _rz(yaw), np.array([c[0], c[1], zmin - 1.0])))
     headings = list(np.arange(0.0, 360.0, 45.0))
     if tip_xyz is not None:
         dvec = tip_xyz[:2] - c[:2]
         if np.linalg.norm(dvec) > 2:
             headings.append(float(np.degrees(np.arctan2(dvec[1], dvec[0]))))
-    spec = Spec("h", "red", size)
     lift = max(0.0, zmin - 1.0)
     for hd in headings:
         p = _flat_template(size, float(hd))
@@ -272,7 +321,14 @@ def _hypotheses(size: str, pts: np.ndarray, tip_xyz: np.ndarray | None) -> list[
 
 @cache
 def _flat_template(size: str, heading: float) -> Piece:
-    return build_flat(Spec("h", "red", size), (0.0, 0.0), heading)
+    """The piece lying on face 0 with its axis heading `heading` degrees from +x, resting on z = 0
+    (what zendo.build.flat gives, without importing the contact engine)."""
+    n = outer_planes(size)[0][0]
+    R = rotation_between(n, [0.0, 0.0, -1.0])
+    ax = R[:, 2]
+    R = _rz(heading - float(np.degrees(np.arctan2(ax[1], ax[0])))) @ R
+    low = float((outer_vertices(size) @ R.T)[:, 2].min())
+    return Piece("h", "red", size, (0.0, 0.0, -low), tuple(map(float, matrix_to_quat(R))))
 
 
 def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cfg: PoseConfig,
@@ -283,18 +339,87 @@ def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cf
     R = np.array([h[1] for h in hyps])
     t = np.array([h[2] for h in hyps])
     sub = pts if len(pts) <= 150 else pts[:: int(np.ceil(len(pts) / 150))]
-    R, t, cost = gauss_newton_batch(size, R, t, sub, cfg, 6)
+    R, t, cost = gauss_newton_batch(size, R, t, sub, cfg, 5)
     fs = _free_space_batch(size, R, t, depth_mm, to_cam, intr, cfg.free_space_tol_mm)
-    score = cost + 8.0 * fs
-    top = np.argsort(score)[:4]
-    R, t, cost = gauss_newton_batch(size, R[top], t[top], pts, cfg, cfg.iterations)
+    score = cost + 8.0 * fs + _implausible(size, R, t)
+    top = np.argsort(score)[:3]
+    sub = pts if len(pts) <= cfg.max_points else pts[:: int(np.ceil(len(pts) / cfg.max_points))]
+    R, t, cost = gauss_newton_batch(size, R[top], t[top], sub, cfg, cfg.iterations)
     fs = _free_space_batch(size, R, t, depth_mm, to_cam, intr, cfg.free_space_tol_mm)
-    score = cost + 8.0 * fs
+    score = cost + 8.0 * fs + _implausible(size, R, t)
     b = int(np.argmin(score))
     return R[b], t[b], float(cost[b]), float(fs[b]), names[top[b]]
 
 
+def choose_size(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, depth_mm, to_cam, intr,
+                cfg: PoseConfig) -> tuple[str, np.ndarray, np.ndarray, float, float]:
+    """Re-decide the size from depth: the three sizes are nearly similar shapes, so in 2-D a large
+    piece far away looks like a medium one near by, but depth measures millimetres.
+
+    Each other size starts from the fitted pose, base-aligned and tip-aligned. Scoring is by
+    consensus, not by mean residual: the right size explains the most points (a smaller one
+    leaves part of the piece unexplained), and a larger one puts plastic where the camera saw
+    through (free space). Points from neighbours are outliers for every size alike, so they do
+    not bias the choice. The detector's size is kept unless another is clearly better."""
+    sub = pts if len(pts) <= cfg.max_points else pts[:: int(np.ceil(len(pts) / cfg.max_points))]
+    scores = {}
+    h0 = PYRAMID_SIZES[size].height
+    for cand in PYRAMID_SIZES:
+        dh = h0 - PYRAMID_SIZES[cand].height
+        if cand == size:
+            Rs, ts, its = R[None], t[None], 0
+        else:
+            Rs, ts, its = np.stack([R, R]), np.stack([t, t + R[:, 2] * dh]), 8
+        Rf, tf, cost = gauss_newton_batch(cand, Rs, ts, sub, cfg, its)
+        fs = _free_space_batch(cand, Rf, tf, depth_mm, to_cam, intr, cfg.free_space_tol_mm)
+        n, d = _planes5(cand)
+        q = (sub[None] - tf[:, None, :]) @ Rf
+        r = np.abs((q @ n.T - d).max(axis=2))
+        inl = (r < cfg.inlier_mm).mean(axis=1)
+        score = inl - cfg.size_fs_weight * fs - _implausible(cand, Rf, tf)
+        b = int(np.argmax(score))
+        scores[cand] = (float(score[b]) + (cfg.size_prior if cand == size else 0.0), Rf[b], tf[b], float(cost[b]),
+                        float(fs[b]))
+    best = max(scores, key=lambda c: scores[c][0])
+    _, Rb, tb, cb, fb = scores[best]
+    return best, Rb, tb, cb, fb
+
+
 # --------------------------------------------------------------------------- a whole frame
+
+
+def _main_segment(m: np.ndarray, smooth: np.ndarray) -> np.ndarray:
+    """The depth-connected region of a box that covers its centre best: the piece, without the
+    neighbours (in front or behind) whose edges reach into the box."""
+    from scipy import ndimage
+
+    lab, n = ndimage.label(m & smooth)
+    if n <= 1:
+        return m if n == 0 else (lab > 0) | (m & ~smooth & False)
+    h, w = m.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    wgt = np.exp(-(((yy - h / 2) / (0.35 * h + 1)) ** 2 + ((xx - w / 2) / (0.35 * w + 1)) ** 2))
+    score = ndimage.sum(wgt, lab, index=np.arange(1, n + 1))
+    return lab == (1 + int(np.argmax(score)))
+
+
+def _chroma(rgb: np.ndarray) -> np.ndarray:
+    s = rgb.sum(axis=-1, keepdims=True) + 30.0
+    return np.concatenate([rgb[..., :2] / s, s / 800.0], axis=-1)
+
+
+def _same_colour(rgb: np.ndarray, m: np.ndarray, tol: float) -> np.ndarray:
+    """Pixels of a box whose chromaticity matches the box's central pixels: the piece itself,
+    not a differently coloured neighbour reaching into its box. Brightness counts little, since
+    one piece shows a lit and a shaded face."""
+    h, w = m.shape
+    cy0, cy1, cx0, cx1 = int(h * 0.3), max(int(h * 0.7), int(h * 0.3) + 1), int(w * 0.3), max(int(w * 0.7), int(w * 0.3) + 1)
+    centre = m[cy0:cy1, cx0:cx1]
+    if centre.sum() < 5:
+        return np.ones_like(m)
+    f = _chroma(rgb)
+    proto = np.median(f[cy0:cy1, cx0:cx1][centre], axis=0)
+    return np.linalg.norm(f - proto, axis=-1) < tol
 
 
 def _class_split(class_id: int) -> tuple[str, str, bool]:
@@ -358,7 +483,10 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
             inb = (xs >= x0) & (xs < x1) & (ys >= y0) & (ys < y1)
             if not inb.any():
                 continue
-            dcol = np.linalg.norm(rgb[ys[inb], xs[inb]] - proto[k], axis=1)
+            dcol = np.linalg.norm(rgb[ys[inb], xs[inb]] - proto[k], axis=1) / 40.0
+            if cfg.owner_spatial:
+                cx, cy, hw, hh = (x0 + x1) / 2, (y0 + y1) / 2, max(x1 - x0, 2) / 2, max(y1 - y0, 2) / 2
+                dcol = dcol + np.maximum(np.abs(xs[inb] - cx) / hw, np.abs(ys[inb] - cy) / hh)
             better = dcol < best[inb]
             idx = np.nonzero(inb)[0][better]
             best[idx] = dcol[better]
@@ -366,6 +494,13 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
         owner[ys, xs] = arg
 
     rng = np.random.default_rng(0)
+    smooth = np.zeros(depth.shape, bool)
+    if cfg.depth_segments:
+        # pixels whose depth continues smoothly into their neighbours; a jump marks an object edge
+        jump = np.zeros(depth.shape, np.float32)
+        jump[:, :-1] = np.abs(np.diff(depth, axis=1))
+        jump[:-1, :] = np.maximum(jump[:-1, :], np.abs(np.diff(depth, axis=0)))
+        smooth = above & (jump < cfg.edge_jump_mm)
     point_sets: list[np.ndarray] = []
     for k, (x0, y0, x1, y1) in enumerate(boxes):
         m = above[y0:y1, x0:x1] & ((count[y0:y1, x0:x1] == 1) | (owner[y0:y1, x0:x1] == k))
@@ -373,6 +508,14 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
             mm = m & detections.masks[k][y0:y1, x0:x1]
             if mm.sum() >= MIN_POINTS:
                 m = mm
+        if cfg.depth_segments and m.sum() >= MIN_POINTS:
+            mc = _main_segment(m, smooth[y0:y1, x0:x1])
+            if mc.sum() >= MIN_POINTS:
+                m = mc
+        if cfg.color_filter and m.sum() >= MIN_POINTS:
+            mc = m & _same_colour(rgb[y0:y1, x0:x1], m, cfg.color_tol)
+            if mc.sum() >= max(MIN_POINTS, 0.4 * m.sum()):
+                m = mc
         pts = table_pts[y0:y1, x0:x1][m].astype(np.float64)
         if len(pts) > cfg.max_points:
             pts = pts[rng.choice(len(pts), cfg.max_points, replace=False)]
@@ -406,11 +549,23 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
 
     if cfg.refine and len(fits) > 1:
         fits = _refine(fits, point_sets, detections, depth, to_cam, intr, cfg)
+    sizes: dict[int, str] = {}
+    if cfg.size_from_depth:
+        resized = []
+        for k, R, t, cost, fs, name in fits:
+            _, size, _ = _class_split(int(detections.class_id[k]))
+            if name != "none" and len(point_sets[k]) >= MIN_POINTS:
+                new, R, t, cost, fs = choose_size(size, R, t, point_sets[k], depth, to_cam, intr, cfg)
+                if new != size:
+                    sizes[k] = new
+            resized.append((k, R, t, cost, fs, name))
+        fits = resized
 
     pieces, reports = [], []
     order = sorted(fits, key=lambda f: (round(float(f[2][0]), 1), round(float(f[2][1]), 1)))
     for i, (k, R, t, cost, fs, name) in enumerate(order, start=1):
         color, size, _ = _class_split(int(detections.class_id[k]))
+        size = sizes.get(k, size)
         q = matrix_to_quat(R)
         piece = Piece(f"p{i}", color, size, tuple(map(float, t)), tuple(map(float, q)))
         pts = point_sets[k]

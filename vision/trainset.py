@@ -65,13 +65,13 @@ def render_example(seed: int, width: int = 640, height: int = 480):
 
 
 def _write_one(args) -> int:
-    out, split, seed, min_px = args
+    out, split, seed, min_px, quality = args
     import cv2
 
     scene, cam, r = render_example(seed)
     name = f"{seed:06d}"
     h, w = r.depth.shape
-    cv2.imwrite(str(out / "images" / split / f"{name}.jpg"), r.color[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, 80])
+    cv2.imwrite(str(out / "images" / split / f"{name}.jpg"), r.color[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, quality])
     lines = {t: [] for t in TASKS}
     n = 0
     for o in r.objects:
@@ -89,7 +89,7 @@ def _write_one(args) -> int:
         lines["pose"].append(f"{box} {kps}")
         poly = _polygon(r.mask == o.mask_value)
         if poly is not None:
-            lines["segment"].append(f"{o.class_id} " + " ".join(f"{u / w:.6f} {v / h:.6f}" for u, v in poly))
+            lines["segment"].append(f"{o.class_id} " + " ".join(f"{u / w:.4f} {v / h:.4f}" for u, v in poly))
         n += 1
     for t in TASKS:
         (out / f"labels_{t}" / split / f"{name}.txt").write_text("\n".join(lines[t]) + ("\n" if lines[t] else ""))
@@ -99,20 +99,21 @@ def _write_one(args) -> int:
 
 
 def write_training_set(out: str | Path, n_train: int, n_val: int, seed: int, *, workers: int = 2,
-                       min_px: int = 12) -> Path:
+                       min_px: int = 12, jpeg_quality: int = 88) -> Path:
     """Render n_train + n_val tables (seeds seed.., disjoint from evaluation seeds) with labels."""
     out = Path(out)
     for split in ("train", "val"):
         for sub in ["images", "truth"] + [f"labels_{t}" for t in TASKS]:
             (out / sub / split).mkdir(parents=True, exist_ok=True)
-    jobs = [(out, "train", seed + i, min_px) for i in range(n_train)]
-    jobs += [(out, "val", seed + n_train + i, min_px) for i in range(n_val)]
+    jobs = [(out, "train", seed + i, min_px, jpeg_quality) for i in range(n_train)]
+    jobs += [(out, "val", seed + n_train + i, min_px, jpeg_quality) for i in range(n_val)]
     from tqdm import tqdm
 
     with ProcessPoolExecutor(workers) as pool:
         total = sum(tqdm(pool.map(_write_one, jobs, chunksize=4), total=len(jobs), desc="rendering", leave=False))
     (out / "README.txt").write_text(
-        f"Rendered by: zendo train-data --out {out} --n-train {n_train} --n-val {n_val} --seed {seed}\n"
+        f"Rendered by: zendo train-data --out {out} --n-train {n_train} --n-val {n_val} --seed {seed} "
+        f"--jpeg-quality {jpeg_quality}\n"
         f"{len(jobs)} images, {total} labelled objects. Classes: vision/classes.py CLASS_NAMES.\n")
     return out
 
@@ -132,6 +133,8 @@ def materialise(root: str | Path, task: str, dest: str | Path | None = None) -> 
                 except OSError:
                     shutil.copyfile(img, target)
         source = root / f"labels_{task}" / split
+        if task == "detect" and not source.is_dir() and not (root / "labels_pose").is_dir():
+            source = root / "labels_segment" / split  # Ultralytics boxes polygons itself
         if task == "detect" and not source.is_dir():  # boxes are the first five columns of a pose label
             for lab in (root / "labels_pose" / split).glob("*.txt"):
                 rows = [" ".join(r.split()[:5]) for r in lab.read_text().splitlines() if r.strip()]

@@ -1,0 +1,221 @@
+"""Perception (issue 6): Detections, pose fitting, tracking (settle, katsu), `zendo perceive`,
+`zendo eval`, `zendo train` (a one-epoch smoke test). Runs on a CPU with the committed weights."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from vision.detect import DEFAULT_WEIGHTS, Detections
+from vision.frames import Frame
+from zendo.build import Spec, flat, tower, upright
+from zendo.cli import main
+from zendo.geometry import quat_to_matrix
+from zendo.scene import Scene, Stone, scene_from_dict
+
+
+def small_table() -> Scene:
+    pieces = [upright(Spec("a", "red", "large"), (-60, 20), 10), flat(Spec("b", "blue", "medium"), (0, -40), 30),
+              upright(Spec("c", "yellow", "medium"), (60, 30), 0), flat(Spec("d", "green", "large"), (40, -50), 200)]
+    pieces += tower([Spec("e", "black", "large"), Spec("f", "red", "small")], (-40, -60), 20)
+    return Scene(tuple(pieces), (Stone("s1", "white", (0, 50, 0)),))
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """A small rendered table as `zendo render` writes it, plus its render."""
+    from vision.eval import write_render_folder
+    from vision.synth import Appearance, CameraPose, color_intrinsics, render
+
+    scene = small_table()
+    cam = CameraPose.looking_at(550, 25, (0, 0, 0), 15)
+    r = render(scene, cam, color_intrinsics(), seed=7, appearance=Appearance())
+    folder = write_render_folder(scene, r, tmp_path_factory.mktemp("render") / "table")
+    return scene, r, folder
+
+
+def truth_detections(r) -> Detections:
+    objs = [o for o in r.objects if o.box is not None and o.class_id is not None and o.visible_px >= 12]
+    return Detections(np.array([o.box for o in objs], np.float32), np.array([o.class_id for o in objs]),
+                      np.ones(len(objs), np.float32))
+
+
+# ----------------------------------------------------------------------------- Detections
+
+
+def test_detections_filter_like_supervision():
+    d = Detections(np.array([[0, 0, 10, 10], [5, 5, 20, 20], [1, 1, 2, 2]], np.float32), np.array([0, 16, 3]),
+                   np.array([0.9, 0.2, 0.6], np.float32))
+    kept = d[d.confidence > 0.5]
+    assert len(kept) == 2 and kept.class_name == ["red_small", "yellow_small"]
+    assert list(d.is_pyramid) == [True, False, True]
+    assert len(Detections.merge([d, Detections.empty(), kept])) == 5
+    with pytest.raises(ValueError):
+        Detections(np.zeros((2, 4)), np.zeros(3), np.zeros(2))
+
+
+# ----------------------------------------------------------------------------- pose
+
+
+def test_pose_from_depth_puts_every_piece_where_it_is(table):
+    """With the truth's boxes (this isolates pose from detection): upright, flat, towers."""
+    from calibration.plane import fit_table
+    from vision.eval import match, to_truth_frame
+    from vision.pose import estimate_poses
+
+    scene, r, _ = table
+    frame = Frame(r.color, r.depth, r.intrinsics, 0.0, 0)
+    cal, _ = fit_table(frame)
+    pred, fits = estimate_poses(frame, truth_detections(r), cal)
+    pred = to_truth_frame(pred, cal.matrix, r.camera_to_table)
+    pairs = match(pred, list(scene.pieces))
+    assert len(pairs) == len(scene.pieces)
+    for i, j, _ in pairs:
+        p, t = pred.pieces[i], scene.pieces[j]
+        assert (p.color, p.size) == (t.color, t.size)
+        assert np.linalg.norm(p.origin - t.origin) < 3.0, t.id
+        assert np.degrees(np.arccos(np.clip(p.axis @ t.axis, -1, 1))) < 4.0, t.id
+    assert len(pred.stones) == 1 and np.linalg.norm(np.array(pred.stones[0].position[:2]) - [0, 50]) < 4.0
+
+
+def test_four_fold_symmetry_is_compared_modulo_quarter_turns():
+    from vision.pipeline import blend_pose, nearest_symmetric, pose_change
+
+    a = upright(Spec("a", "red", "large"), (0, 0), 2.0)
+    b = upright(Spec("a", "red", "large"), (0, 0), 2.0 + 90.0 + 4.0)  # looks the same as 6 degrees
+    mm, deg = pose_change(a, b)
+    assert mm < 1e-9 and abs(deg - 4.0) < 1e-6
+    assert np.allclose(nearest_symmetric(np.eye(3), quat_to_matrix([np.cos(np.pi / 4), 0, 0, np.sin(np.pi / 4)])),
+                       np.eye(3), atol=1e-9)
+    mid = blend_pose(a, b, 0.5)
+    assert abs(pose_change(a, mid)[1] - 2.0) < 1e-6  # averaged across the symmetry, not across 90 degrees
+
+
+# ----------------------------------------------------------------------------- tracking
+
+
+def _frame_scene(dx: float = 0.0) -> Scene:
+    pieces = (upright(Spec("x", "red", "large"), (0 + dx, 0)), upright(Spec("y", "blue", "small"), (30, 0)))
+    return Scene(pieces, (Stone("s1", "white", (0, -40, 0)),))
+
+
+def test_a_koan_settles_after_being_still_and_a_marked_koan_that_changes_raises_katsu():
+    from vision.pipeline import PipelineConfig, Tracker
+
+    tr = Tracker(PipelineConfig(settle_s=1.0))
+    events = []
+    for i in range(6):  # 0 .. 1.25 s, still
+        tracked, settled, ev = tr.update(_frame_scene(), i, i * 250.0)
+        events += ev
+    assert settled and any(e["event"] == "settled" for e in events)
+    assert {p.id for p in tracked.pieces} == {"p1", "p2"}  # stable ids
+    _, settled, ev = tr.update(_frame_scene(dx=-8.0), 6, 1500.0)  # the red piece slides 8 mm
+    katsu = [e for e in ev if e["event"] == "katsu"]
+    assert katsu and katsu[0]["moved"][0]["piece"] == "p1" and katsu[0]["moved"][0]["moved_mm"] == 8.0
+    assert not settled  # it is moving again
+
+
+def test_tracking_smooths_jitter():
+    from vision.pipeline import PipelineConfig, Tracker
+
+    tr = Tracker(PipelineConfig(smoothing=0.5))
+    rng = np.random.default_rng(0)
+    xs = []
+    for i in range(20):
+        tracked, _, _ = tr.update(_frame_scene(dx=float(rng.normal(0, 0.6))), i, i * 33.0)
+        xs.append(tracked.piece("p1").origin[0])
+    assert np.std(xs[5:]) < 0.6 * 0.8
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+def test_zendo_perceive_reads_a_render_folder_with_the_committed_weights(table):
+    """CI runs the whole pipeline on a small rendered table: colour.png + depth.png + camera.json."""
+    from vision.eval import match, to_truth_frame
+
+    assert DEFAULT_WEIGHTS.is_file() and DEFAULT_WEIGHTS.stat().st_size < 20e6
+    scene, r, folder = table
+    res = CliRunner().invoke(main, ["perceive", str(folder), "--device", "cpu", "--report"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    perceived = scene_from_dict(doc, check_geometry=False)
+    cal = np.array(doc["perception"]["camera_to_table"])
+    pred = to_truth_frame(perceived, cal, r.camera_to_table)
+    pairs = match(pred, list(scene.pieces))
+    right = [(i, j) for i, j, _ in pairs
+             if (pred.pieces[i].color, pred.pieces[i].size) == (scene.pieces[j].color, scene.pieces[j].size)]
+    assert len(right) >= 5  # of 6
+    errs = [np.linalg.norm(pred.pieces[i].origin - scene.pieces[j].origin) for i, j in right]
+    assert np.median(errs) < 3.0
+    assert set(doc["perception"]["timings_ms"]) >= {"calibrate", "detect", "pose", "total"}
+
+
+def test_perceive_reads_only_colour_depth_and_camera(table, tmp_path):
+    import shutil
+
+    _, _, folder = table
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("color.png", "depth.png", "camera.json"):
+        shutil.copy(folder / name, bare / name)
+    res = CliRunner().invoke(main, ["perceive", str(bare), "--device", "cpu"])
+    assert res.exit_code == 0 and json.loads(res.output)["format"] == "zendo-scene/1"
+
+
+def _garbage_recording(d: Path) -> Path:
+    (d / "x.db3").write_bytes(b"garbage, not SQLite")
+    return d / "x.db3"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: d, "not a render folder"),
+    (_garbage_recording, "not a RealSense recording"),
+    (lambda d: d / "missing.db3", "no such recording"),
+])
+def test_bad_input_is_one_line(tmp_path, make, message):
+    res = CliRunner().invoke(main, ["perceive", str(make(tmp_path)), "--device", "cpu"])
+    assert res.exit_code == 2
+    assert res.output.startswith("error:") and message in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_zendo_eval_reports_every_figure(table, tmp_path):
+    import shutil
+
+    _, _, folder = table
+    shutil.copytree(folder, tmp_path / "set" / "000001")
+    res = CliRunner().invoke(main, ["eval", "--dataset", str(tmp_path / "set"), "--device", "cpu"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output[res.output.index("{"):])
+    assert out["frames"] == 1
+    for key in ("detection", "color_size_accuracy_pct", "orientation_accuracy_pct", "position_error_mm",
+                "axis_error_deg", "relation_accuracy_outside_band_pct", "marks", "latency"):
+        assert key in out
+    assert out["detection"]["precision_pct"] >= 80 and out["orientation_accuracy_pct"] >= 80
+    assert set(out["latency"]) >= {"detect", "pose", "total"}
+
+
+def test_train_runs_one_epoch_offline(table, tmp_path):
+    """The smoke test CI may run: one epoch on two images, tiny size, from yaml (no download)."""
+    from vision.detect import train
+    from vision.trainset import materialise
+
+    _, r, _ = table
+    import cv2
+
+    for split in ("train", "val"):
+        (tmp_path / "images" / split).mkdir(parents=True)
+        (tmp_path / "labels_detect" / split).mkdir(parents=True)
+        cv2.imwrite(str(tmp_path / "images" / split / "a.jpg"), r.color[..., ::-1])
+        h, w = r.depth.shape
+        rows = [f"{o.class_id} {(o.box[0] + o.box[2]) / 2 / w:.5f} {(o.box[1] + o.box[3]) / 2 / h:.5f} "
+                f"{(o.box[2] - o.box[0]) / w:.5f} {(o.box[3] - o.box[1]) / h:.5f}"
+                for o in r.objects if o.box is not None]
+        (tmp_path / "labels_detect" / split / "a.txt").write_text("\n".join(rows) + "\n")
+    yaml = materialise(tmp_path, "detect")
+    out = train(yaml, task="detect", epochs=1, imgsz=160, batch=2, device="cpu", workers=0,
+                project=tmp_path / "runs", out=tmp_path / "w.pt")
+    assert Path(out).is_file() and Path(out).stat().st_size > 1e5

@@ -1,0 +1,96 @@
+"""`zendo bench pipeline`: per-stage latency of the frame -> table pipeline (a benchmark, never a test).
+
+Stages: calibrate (once per camera, reported apart), detect (YOLO), pose (depth fitting), track.
+`frame_ms` is what a running camera pays per frame: detect + pose + track.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _stats(samples: list[float]) -> dict:
+    s = sorted(samples)
+    return {"median_ms": round(statistics.median(s), 1), "p95_ms": round(s[int(0.95 * (len(s) - 1))], 1)}
+
+
+def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, weights=None) -> dict:
+    """Time the pipeline on (frame, table calibration) pairs, `repeat` passes each after a warm-up."""
+    from .detect import DEFAULT_WEIGHTS, Detector
+    from .pipeline import Pipeline
+
+    det = Detector(weights or DEFAULT_WEIGHTS, device=device)
+    det.warmup()
+    rows: dict[str, list[float]] = {"detect": [], "pose": [], "track": [], "frame": []}
+    pieces = []
+    for frame, cal in frames_and_cals:
+        pipe = Pipeline(det, cal)
+        pipe.process(frame)  # warm
+        for _ in range(repeat):
+            r = pipe.process(frame)
+            for k in ("detect", "pose", "track"):
+                rows[k].append(r.timings_ms[k])
+            rows["frame"].append(r.timings_ms["detect"] + r.timings_ms["pose"] + r.timings_ms["track"])
+            pieces.append(len(r.scene.pieces))
+    out = {k: _stats(v) for k, v in rows.items()}
+    out["pieces_per_frame"] = round(float(np.mean(pieces)), 1)
+    out["device"] = det.device
+    if det.device.startswith("cuda"):
+        import torch
+
+        out["gpu"] = torch.cuda.get_device_name(0)
+    out["machine"] = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+    return out
+
+
+def run(n_tables: int = 3, repeat: int = 5, device: str | None = None) -> dict:
+    """Render a few held-out tables and time every stage on this machine."""
+    from calibration.plane import fit_table
+
+    from .frames import Frame
+    from .trainset import render_example
+
+    pairs = []
+    cal_ms = []
+    for i in range(n_tables):
+        _, _, r = render_example(950000 + i)
+        frame = Frame(r.color, r.depth, r.intrinsics, 0.0, 0)
+        t0 = time.perf_counter()
+        cal, _ = fit_table(frame)
+        cal_ms.append((time.perf_counter() - t0) * 1000)
+        pairs.append((frame, cal))
+    out = time_frames(pairs, device=device, repeat=repeat)
+    out["calibrate_once"] = _stats(cal_ms)
+    return out
+
+
+def _main() -> None:
+    """`python -m vision.bench --folders DIR... [--device cuda:0]`: time render folders whose
+    calibration.json was measured beforehand (so a machine without Open3D can run it)."""
+    import argparse
+
+    from calibration.plane import TableCalibration
+
+    from .frames import RenderFolderSource
+
+    ap = argparse.ArgumentParser(prog="python -m vision.bench")
+    ap.add_argument("--folders", nargs="+", required=True)
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--repeat", type=int, default=5)
+    a = ap.parse_args()
+    pairs = []
+    for f in a.folders:
+        frame = next(iter(RenderFolderSource(f).frames()))
+        cal = TableCalibration.from_dict(json.loads((Path(f) / "calibration.json").read_text()))
+        pairs.append((frame, cal))
+    print(json.dumps(time_frames(pairs, device=a.device, repeat=a.repeat), indent=2))
+
+
+if __name__ == "__main__":
+    _main()
