@@ -298,13 +298,13 @@ class FrameFeed(TableFeed):
 
 
 def _default_perceiver():
-    """vision.pipeline's frames -> Scene function, when the perception area provides one."""
+    """vision.pipeline's frames -> Scene perceiver (a fresh tracker per feed), if vision is installed."""
     try:
         from vision import pipeline  # type: ignore[attr-defined]
     except ImportError:
         return None
-    fn = getattr(pipeline, "perceive", None)
-    return fn if callable(fn) else None
+    make = getattr(pipeline, "make_perceiver", None)
+    return make() if callable(make) else None
 
 
 def make_feed(source: str = "demo", view: str = "camera") -> TableFeed:

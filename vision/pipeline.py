@@ -229,3 +229,31 @@ class Pipeline:
     def run(self, frames: Iterable[Frame]) -> Iterator[FrameResult]:
         for f in frames:
             yield self.process(f)
+
+
+class Perceiver:
+    """The dashboard's hook: frame -> (tracked Scene, table-mm -> pixel projection).
+
+    One Perceiver per feed keeps its own tracker, so ids stay stable from frame to frame (the game
+    follows koans by piece id) and katsu / settling see the same pieces move.
+    """
+
+    def __init__(self, pipeline: Pipeline | None = None):
+        self.pipeline = pipeline or Pipeline()
+
+    def __call__(self, frame: Frame):
+        result = self.pipeline.process(frame)
+        table = self.pipeline._table()
+        intr = frame.intrinsics
+
+        def project(points_mm: np.ndarray) -> np.ndarray:
+            cam = table.to_camera(np.atleast_2d(np.asarray(points_mm, dtype=float)))
+            z = np.where(cam[:, 2] > 1e-6, cam[:, 2], 1e-6)
+            return np.column_stack([intr.fx * cam[:, 0] / z + intr.ppx, intr.fy * cam[:, 1] / z + intr.ppy])
+
+        return result.tracked, project
+
+
+def make_perceiver() -> Perceiver:
+    """A fresh frame -> table perceiver with the committed detector (see models/MODEL_CARD.md)."""
+    return Perceiver()
