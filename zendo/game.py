@@ -602,12 +602,7 @@ class Game:
         if self._in_mondo(koan_id):
             raise GameError(f"koan {koan_id} is in a Mondo: reveal it instead")
         verdict = self.proposed(koan_id)
-        if color is None:
-            if verdict is None:
-                raise GameError("set the secret rule first")
-            color = verdict.mark
-        if color not in MARKS:
-            raise GameError("a mark is white or black")
+        color = _chosen_mark(color, verdict)
         secret = self._verdict_secret(koan_id, verdict)
         self.emit("koan_marked", {"koan": koan_id, "mark": color, "via": via,
                                   "correction": rec.mark is not None}, secret)
@@ -668,12 +663,7 @@ class Game:
             raise GameError("there is no Mondo to reveal")
         kid = self.mondo.koan_id
         verdict = self.proposed(kid)
-        if color is None:
-            if verdict is None:
-                raise GameError("set the secret rule first")
-            color = verdict.mark
-        if color not in MARKS:
-            raise GameError("a mark is white or black")
+        color = _chosen_mark(color, verdict)
         votes = dict(self.mondo.votes)
         winners = sorted(p for p, v in votes.items() if v == color)
         self.emit("mondo_revealed", {"koan": kid, "mark": color, "votes": votes, "awarded": winners},
@@ -1043,3 +1033,14 @@ def _join(items: list[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _chosen_mark(color: str | None, verdict) -> str:
+    """The Master's explicit mark, or else the rule's; either way a real mark."""
+    if color is None:
+        if verdict is None:
+            raise GameError("set the secret rule first")
+        color = verdict.mark
+    if color not in MARKS:
+        raise GameError("a mark is white or black")
+    return color
