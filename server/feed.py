@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from zendo.facts import DEFAULT_BAND
 from zendo.koans import split_koans
 from zendo.scene import Piece, Scene, SceneError, Stone, validate
 
@@ -31,11 +32,19 @@ class FeedError(ValueError):
     """A table change the feed refuses (no room, pieces would cross); one line."""
 
 
+#: The band for perceived tables: about twice the pipeline's median position / axis error on
+#: held-out renders (docs/perception.md); the evaluation scores flags with the same band.
+CAMERA_BAND = {"mm": 2.0, "deg": 4.0}
+
+
 class TableFeed:
     """The interface views use. Subclasses fill in `scene`, `picture` and the versions."""
 
     editable = False
     label = "table"
+    #: How close to a decision boundary counts as a judgment call. Exact scenes use the relations
+    #: engine's default; a camera's scenes carry its measured error, so they get a wider band.
+    judgment_band: dict = dict(DEFAULT_BAND)
 
     def scene(self) -> Scene:  # pragma: no cover - interface
         raise NotImplementedError
@@ -223,6 +232,7 @@ class FrameFeed(TableFeed):
         from vision.frames import open_source
 
         self.label = spec
+        self.judgment_band = dict(CAMERA_BAND)
         self.source = open_source(spec)
         self.perceive = perceive if perceive is not None else _default_perceiver()
         self.every = every

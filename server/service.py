@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 from zendo.game import BLACK, WHITE, Game, GameError, Referee
+from zendo.relations import RelationsConfig
 from zendo.store import Store
 
 from .feed import FeedError, SceneFeed, TableFeed
@@ -24,7 +25,7 @@ class TableService:
         self.feed = feed
         self.store = store
         self.game_id = store.new_game(title="Zendo", source=source, game_id=game_id)
-        self.game = Game(self.game_id, referee)
+        self.game = Game(self.game_id, referee, relations=RelationsConfig(band=dict(feed.judgment_band)))
         self.game.listeners.append(lambda ev: self.store.append(self.game_id, ev))
         self.auto_mark = auto_mark
         self._seen = None

@@ -24,3 +24,26 @@ def test_a_recording_source_is_perceived_into_pieces_and_koans():
             assert 0 <= u < picture.width and 0 <= v < picture.height
     finally:
         feed.close()
+
+
+def test_a_camera_table_is_judged_with_the_cameras_wider_band():
+    from server.feed import CAMERA_BAND, SceneFeed
+    from server.service import TableService
+    from zendo.build import Spec, beside, upright
+    from zendo.scene import Scene
+    from zendo.facts import DEFAULT_BAND
+    from zendo.store import Store
+
+    class StillCamera(SceneFeed):
+        judgment_band = dict(CAMERA_BAND)
+
+    a = upright(Spec("a", "red", "large"))
+    table = Scene((a, beside(a, Spec("b", "blue", "large"), gap=1.5)))  # 1.5 mm apart: clearly apart to exact
+    rule = "A koan has the Buddha-nature if and only if it contains at least two pieces that are touching each other."
+    exact = TableService(SceneFeed(table), Store(":memory:"), rule=rule)
+    camera = TableService(StillCamera(table), Store(":memory:"), rule=rule)
+    assert exact.game.relations.band == DEFAULT_BAND and camera.game.relations.band == CAMERA_BAND
+    (k,) = [k.id for k in exact.game.active_koans()]
+    assert not exact.game.proposed(k).judgment_call
+    (k,) = [k.id for k in camera.game.active_koans()]
+    assert camera.game.proposed(k).judgment_call  # within the camera's error of touching
