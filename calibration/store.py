@@ -71,6 +71,9 @@ def load(path_or_camera: str | Path) -> Calibration:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CalibrationError(f"{path}: no calibration file (run `zendo calibrate --source ...`)") from None
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON, or bytes that are not UTF-8
         raise CalibrationError(f"{path}: unreadable calibration ({exc.__class__.__name__})") from None
-    return Calibration.from_dict(data)
+    try:
+        return Calibration.from_dict(data)
+    except CalibrationError as exc:
+        raise CalibrationError(f"{path}: {exc}") from None

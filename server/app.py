@@ -97,7 +97,7 @@ def _errors(app: Flask) -> None:
     @app.errorhandler(StoreError)
     def _store(exc):
         log.error("game log: %s", exc)
-        return reply(500, "the game log could not be written; nothing already recorded was lost")
+        return reply(500, "the game log could not be read or written; nothing already recorded was lost")
 
     @app.errorhandler(CSRFError)
     def _csrf(exc):
@@ -128,7 +128,10 @@ def service():
 
 def body() -> dict:
     """The JSON object a POST sent (or its form fields); a clear 400 otherwise."""
-    data = request.get_json(silent=True) if request.is_json else request.form.to_dict()
+    try:
+        data = request.get_json(silent=True) if request.is_json else request.form.to_dict()
+    except RecursionError:  # JSON nested thousands deep (64 KB of '[') is not a request either
+        data = None
     if not isinstance(data, dict):
         raise GameError("send a JSON object")
     return data

@@ -48,11 +48,21 @@ def register(group: click.Group) -> None:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # request lines would print the Master's token
         addr = "127.0.0.1" if host in ("127.0.0.1", "localhost") else lan_address()
         students = f"http://{addr}:{port}/"
+        try:  # werkzeug prints a bad address or a port in use over several lines: say it in one
+            with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind((host, port))
+        except OSError as exc:
+            raise UserError(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         try:
             app = create_app({"SOURCE": source, "RULE": rule, "LOG_PATH": log_path, "VIEW": view,
                               "AUTO_MARK": auto_mark, "PUBLIC_URL": students})
         except (GameError, SceneError, StoreError, ValueError, OSError, RuntimeError) as exc:
-            raise UserError(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__) from None
+            msg = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+            readings = (getattr(exc, "info", None) or {}).get("readings") if isinstance(exc, GameError) else None
+            if readings:  # say which readings --rule may choose from
+                msg += ": " + " | ".join(readings)
+            raise UserError(msg) from None
         token = app.config["MASTER_TOKEN"]
         svc = app.extensions["zendo"]
         click.echo(f"Zendo dashboard on {source} — game {svc.game_id}, log {log_path}")
@@ -83,7 +93,7 @@ def register(group: click.Group) -> None:
         try:
             if not os.path.isfile(db):
                 raise StoreError(f"{db}: no such file")
-            store = Store(db)
+            store = Store(db, create=False)
             if out:
                 with open(out, "w", encoding="utf-8") as fh:
                     n = store.export_jsonl(fh, games or None)
@@ -101,9 +111,17 @@ def register(group: click.Group) -> None:
         from zendo.store import Store, StoreError
 
         try:
-            store = Store(db)
             with open(src, encoding="utf-8") as fh:
-                ids = store.import_jsonl(fh, name=src)
+                lines = fh.read().splitlines(keepends=True)
+        except FileNotFoundError:
+            raise UserError(f"{src}: no such file") from None
+        except UnicodeDecodeError as exc:
+            raise UserError(f"{src}: not UTF-8 text (byte {exc.start})") from None
+        except OSError as exc:
+            raise UserError(f"{src}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+        try:
+            store = Store(db)
+            ids = store.import_jsonl(lines, name=src)
             click.echo(f"imported {len(ids)} game(s): {', '.join(ids)}")
-        except (StoreError, OSError, UnicodeDecodeError) as exc:
+        except (StoreError, OSError) as exc:
             raise UserError(str(exc).splitlines()[0]) from None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def _parse_xy(text: str) -> tuple[float, float, float]:
         x, y = (float(v) for v in text.split(","))
     except ValueError:
         raise UserError(f"--target must be two numbers 'X,Y' in mm, got {text!r}") from None
+    if not (abs(x) <= 1e6 and abs(y) <= 1e6):  # also refuses nan and inf
+        raise UserError(f"--target must be two finite numbers within 1e6 mm, got {text!r}")
     return (x, y, 0.0)
 
 
@@ -52,7 +55,7 @@ def register(group: click.Group) -> None:
     @click.option("--height", type=int, default=480, show_default=True)
     @click.option("--camera-height", type=float, default=600.0, show_default=True, help="mm above the table.")
     @click.option("--tilt", type=float, default=30.0, show_default=True, help="Degrees from looking straight down.")
-    @click.option("--seed", type=int, default=0, show_default=True)
+    @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
     @click.option("--target", default=None, metavar="X,Y",
                   help="Table point to look at (mm); default: the centre of the table's pieces and stones.")
     @friendly
@@ -91,7 +94,7 @@ def register(group: click.Group) -> None:
     @click.option("--height", type=int, default=480, show_default=True)
     @click.option("--camera-height", type=float, default=600.0, show_default=True)
     @click.option("--tilt", type=float, default=30.0, show_default=True)
-    @click.option("--seed", type=int, default=0, show_default=True)
+    @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
     @friendly
     def record(scene_path, n_koans, demo, out_path, frames, fps, width, height, camera_height, tilt, seed):
         """Write a RealSense recording (.db3) of SCENE.json or of a random table (--random N)."""
@@ -140,14 +143,14 @@ def register(group: click.Group) -> None:
         emit({"recording": out_path, "truth": str(truth_path(out_path)), "frames": n, "bytes": Path(out_path).stat().st_size})
 
     @group.command()
-    @click.option("--n", "n", type=int, required=True, help="Number of images.")
-    @click.option("--seed", type=int, required=True, help="Seed of this split (train and test need different seeds).")
+    @click.option("--n", "n", type=click.IntRange(1, 1_000_000), required=True, help="Number of images.")
+    @click.option("--seed", type=click.IntRange(min=0), required=True, help="Seed of this split (train and test need different seeds).")
     @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
     @click.option("--split", type=click.Choice(["train", "val", "test"]), default="train", show_default=True)
     @click.option("--width", type=int, default=640, show_default=True)
     @click.option("--height", type=int, default=480, show_default=True)
     @click.option("--format", "image_format", type=click.Choice(["jpg", "png"]), default="jpg", show_default=True)
-    @click.option("--workers", type=int, default=2, show_default=True)
+    @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
     @friendly
     def dataset(n, seed, out_dir, split, width, height, image_format, workers):
         """Random tables rendered as YOLO images + labels (boxes, keypoints) + ground truth."""
@@ -156,4 +159,4 @@ def register(group: click.Group) -> None:
         if width < 64 or height < 64 or width > 4096 or height > 4096:
             raise UserError(f"image size {width}x{height} is out of range")
         emit(write_dataset(out_dir, n, seed, split=split, width=width, height=height, image_format=image_format,
-                           workers=max(1, workers), command=" ".join(["zendo"] + sys.argv[1:])))
+                           workers=max(1, min(workers, n, os.cpu_count() or 1)), command=" ".join(["zendo"] + sys.argv[1:])))

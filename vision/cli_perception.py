@@ -25,9 +25,9 @@ def _errors():
 @click.argument("source")
 @click.option("--weights", default=None, help="Detector weights (default: models/zendo-yolo.pt).")
 @click.option("--calibration", "cal_path", default=None, help="A calibration file (default: measure from the first frame).")
-@click.option("--frames", "max_frames", type=int, default=None, help="Read at most this many frames of a recording.")
+@click.option("--frames", "max_frames", type=click.IntRange(min=1), default=None, help="Read at most this many frames of a recording.")
 @click.option("--device", default=None, help="cpu or cuda:0 (default: cuda when available).")
-@click.option("--conf", type=float, default=0.25, help="Detection confidence threshold.")
+@click.option("--conf", type=click.FloatRange(0.0, 1.0), default=0.25, help="Detection confidence threshold.")
 @click.option("--report/--no-report", default=False, help="Add per-piece fit reports and timings under 'perception'.")
 def perceive(source: str, weights: str | None, cal_path: str | None, max_frames: int | None, device: str | None,
              conf: float, report: bool) -> None:
@@ -85,11 +85,11 @@ def perceive(source: str, weights: str | None, cal_path: str | None, max_frames:
 
 @click.command("train-data")
 @click.option("--out", required=True, type=click.Path(file_okay=False))
-@click.option("--n-train", type=int, default=1100)
-@click.option("--n-val", type=int, default=120)
-@click.option("--seed", type=int, default=100000, help="First seed (evaluation uses 900000 and up).")
-@click.option("--workers", type=int, default=2)
-@click.option("--jpeg-quality", type=int, default=88)
+@click.option("--n-train", type=click.IntRange(1, 1_000_000), default=1100)
+@click.option("--n-val", type=click.IntRange(1, 1_000_000), default=120)
+@click.option("--seed", type=click.IntRange(min=0), default=100000, help="First seed (evaluation uses 900000 and up).")
+@click.option("--workers", type=click.IntRange(1, 64), default=2)
+@click.option("--jpeg-quality", type=click.IntRange(1, 100), default=88)
 def train_data(out: str, n_train: int, n_val: int, seed: int, workers: int, jpeg_quality: int) -> None:
     """Render a detector training set (YOLO detect/pose/segment labels from the same frames)."""
     from .trainset import write_training_set
@@ -101,19 +101,23 @@ def train_data(out: str, n_train: int, n_val: int, seed: int, workers: int, jpeg
 @click.command()
 @click.option("--data", required=True, type=click.Path(exists=True, file_okay=False), help="From `zendo train-data`.")
 @click.option("--task", type=click.Choice(["detect", "pose", "segment"]), default="detect")
-@click.option("--epochs", type=int, default=60)
-@click.option("--hours", type=float, default=None, help="Train for this long instead of --epochs.")
-@click.option("--imgsz", type=int, default=640)
-@click.option("--batch", type=int, default=16)
+@click.option("--epochs", type=click.IntRange(min=1), default=60)
+@click.option("--hours", type=click.FloatRange(min=0, min_open=True), default=None, help="Train for this long instead of --epochs.")
+@click.option("--imgsz", type=click.IntRange(32, 4096), default=640)
+@click.option("--batch", type=click.IntRange(min=1), default=16)
 @click.option("--device", default=None)
-@click.option("--fraction", type=float, default=1.0, help="Use this share of the training images.")
+@click.option("--fraction", type=click.FloatRange(0, 1, min_open=True), default=1.0, help="Use this share of the training images.")
 @click.option("--out", default="models/zendo-yolo.pt")
 @click.option("--project", default="runs/zendo")
 def train(data: str, task: str, epochs: int, hours: float | None, imgsz: int, batch: int, device: str | None,
           fraction: float, out: str, project: str) -> None:
     """Train the detector from scratch, offline (GPU when there is one)."""
+    from zendo.cli import UserError
+
     from .detect import _main
 
+    if not any((Path(data) / "images" / "train").glob("*.jpg")):
+        raise UserError(f"{data}: not a training set (no images/train/*.jpg; make one with `zendo train-data`)")
     args = ["train", "--data", data, "--task", task, "--epochs", str(epochs), "--imgsz", str(imgsz),
             "--batch", str(batch), "--fraction", str(fraction), "--out", out, "--project", project,
             "--workers", "2"]
@@ -126,8 +130,8 @@ def train(data: str, task: str, epochs: int, hours: float | None, imgsz: int, ba
 
 @click.command("eval-set")
 @click.option("--out", required=True, type=click.Path(file_okay=False))
-@click.option("--n", type=int, default=60)
-@click.option("--seed", type=int, default=900000)
+@click.option("--n", type=click.IntRange(1, 100_000), default=60)
+@click.option("--seed", type=click.IntRange(min=0), default=900000)
 def eval_set(out: str, n: int, seed: int) -> None:
     """Render held-out tables (render folders with truth.json) for `zendo eval`."""
     from .eval import write_eval_set
@@ -139,8 +143,8 @@ def eval_set(out: str, n: int, seed: int) -> None:
 @click.option("--dataset", required=True, help="A folder of render folders (from `zendo eval-set`).")
 @click.option("--weights", default=None)
 @click.option("--device", default=None)
-@click.option("--limit", type=int, default=None, help="Score only the first N tables.")
-@click.option("--conf", type=float, default=0.25, help="Detection confidence threshold.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Score only the first N tables.")
+@click.option("--conf", type=click.FloatRange(0.0, 1.0), default=0.25, help="Detection confidence threshold.")
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
 def eval_cmd(dataset: str, weights: str | None, device: str | None, limit: int | None, conf: float,
              json_out: str | None) -> None:

@@ -137,8 +137,12 @@ class Detector:
 
     def __call__(self, rgb: np.ndarray) -> Detections:
         # Ultralytics takes numpy images as BGR (OpenCV order)
-        res = self.model.predict(rgb[..., ::-1], imgsz=self.imgsz, conf=self.conf, iou=self.iou, device=self.device,
-                                 verbose=False, agnostic_nms=True, max_det=300)[0]
+        try:
+            res = self.model.predict(rgb[..., ::-1], imgsz=self.imgsz, conf=self.conf, iou=self.iou,
+                                     device=self.device, verbose=False, agnostic_nms=True, max_det=300)[0]
+        except (TypeError, ValueError, AssertionError) as exc:  # a foreign weights file, a device that is not there
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+            raise DetectorError(f"{self.weights}: the detector cannot run ({first})") from None
         return from_ultralytics(res)
 
     def warmup(self, shape=(480, 640, 3)) -> None:

@@ -36,7 +36,19 @@ def emit(doc) -> None:
     click.echo(json.dumps(doc, indent=2))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineErrors(click.Group):
+    """Click's own usage errors (a bad or missing option, an unknown command) as one line too."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            if isinstance(exc, getattr(click.exceptions, "NoArgsIsHelpError", ())):
+                raise  # `zendo log` alone: its help, as click prints it
+            raise UserError(exc.format_message()) from None
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="zendo-table")
 def main() -> None:
     """Zendo table assistant: see the table, mark koans, answer questions, find counterexamples."""
@@ -52,6 +64,9 @@ def relations(scene_path: str, band_mm: float | None, band_deg: float | None) ->
     from .facts import DEFAULT_BAND
     from .relations import RelationsConfig, relations_report
 
+    for name, value in (("--band-mm", band_mm), ("--band-deg", band_deg)):
+        if value is not None and not 0 <= value <= 1000:  # also refuses nan
+            raise UserError(f"{name} {value} is out of range (0-1000)")
     band = dict(DEFAULT_BAND)
     if band_mm is not None:
         band["mm"] = band_mm

@@ -31,6 +31,8 @@ def _stash(table, colors: str | None, trios: int):
     cols = tuple(c.strip() for c in colors.split(",") if c.strip()) if colors else DEFAULT_COLORS
     from .pieces import PIECE_COLORS
 
+    if not cols:
+        raise UserError(f"--colors: no colour in {colors!r}")
     bad = [c for c in cols if c not in PIECE_COLORS]
     if bad:
         raise UserError(f"--colors: unknown colour '{bad[0]}'")

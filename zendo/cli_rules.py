@@ -47,9 +47,13 @@ def _load_rulings(path: str | None) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
-        return {(d["predicate"], *d["pieces"]): d["value"] for d in data}
+        rulings = {(d["predicate"], *d["pieces"]): d["value"] for d in data}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UserError(f"{path}: not a rulings file ({exc.__class__.__name__})") from None
+    bad = [k for k, v in rulings.items() if not isinstance(v, bool)]
+    if bad:
+        raise UserError(f"{path}: the ruling on {bad[0][0]} {', '.join(map(str, bad[0][1:]))} must be true or false")
+    return rulings
 
 
 def register(group: click.Group) -> None:

@@ -14,6 +14,7 @@ koans on the table before they become official, silent judgment calls, katsu, Ma
 from __future__ import annotations
 
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
@@ -224,12 +225,19 @@ def _key_in(key) -> tuple:
     return tuple(key)
 
 
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def _clean(text: Any, limit: int, what: str) -> str:
     if not isinstance(text, str):
         raise GameError(f"{what} must be text")
     text = " ".join(text.split())
     if not text:
         raise GameError(f"{what} is empty")
+    odd = next((c for c in text if unicodedata.category(c) in ("Cc", "Cs") or c in _BIDI_CONTROLS), None)
+    if odd is not None:  # a right-to-left override turns every line it is shown in around; a lone
+        # surrogate (sent as a JSON escape) cannot be written out as UTF-8 and broke the pages
+        raise GameError(f"{what} contains an invisible control character (U+{ord(odd):04X})")
     if len(text) > limit:
         raise GameError(f"{what} is too long (at most {limit} characters)")
     return text

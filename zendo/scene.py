@@ -20,6 +20,7 @@ FORMAT = "zendo-scene/1"
 QUAT_TOLERANCE = 1e-3
 BELOW_TABLE_TOLERANCE_MM = 0.5
 CROSSING_TOLERANCE_MM = 0.5
+MAX_COORDINATE_MM = 1e6  # a kilometre: no table is larger, and renderers work in float32
 
 
 class SceneError(ValueError):
@@ -144,6 +145,8 @@ def _vector(value, n: int, where: str, name: str) -> tuple[float, ...]:
         raise SceneError(f"{where}: '{name}' must be a list of {n} numbers") from None
     if not all(np.isfinite(out)):
         raise SceneError(f"{where}: '{name}' holds a non-finite number")
+    if name == "position" and max(abs(v) for v in out) > MAX_COORDINATE_MM:
+        raise SceneError(f"{where}: 'position' is more than {MAX_COORDINATE_MM:.0f} mm from the table's origin")
     return out
 
 

@@ -63,7 +63,8 @@ def _locked(fn):
 
 
 class Store:
-    def __init__(self, path: str | Path = ":memory:"):
+    def __init__(self, path: str | Path = ":memory:", *, create: bool = True):
+        """Open (or, with create, start) a game log; another program's SQLite file is refused untouched."""
         self.path = str(path)
         self.lock = threading.RLock()
         if self.path != ":memory:":
@@ -73,6 +74,11 @@ class Store:
             p.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if (tables or not create) and "meta" not in tables:
+                self.db.close()
+                raise StoreError(f"{self.path}: not a readable game log"
+                                 + (" (an SQLite file of another program)" if tables else " (no game log here)"))
             self.db.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:":
                 self.db.execute("PRAGMA journal_mode = WAL")
