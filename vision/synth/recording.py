@@ -90,14 +90,15 @@ def write_recording(path: str | Path, renders: Iterable[Render], *, fps: int = 3
     queue = rs.frame_queue(64)
     depth_sensor.start(queue)
     color_sensor.start(queue)
-    keep = []  # the SDK reads the pixel buffers after on_video_frame returns
+    keep = []  # the SDK reads the pixel buffers after on_video_frame returns: hold them all to the end
     n = 0
+    delivered = 0
     try:
         for k, r in enumerate(_chain(first, it)):
             ts = k * 1000.0 / fps
             depth = np.ascontiguousarray(r.raw_depth)
             color = np.ascontiguousarray(r.color)
-            keep = [depth, color]
+            keep += [depth, color]
             f = rs.software_video_frame()
             f.pixels, f.bpp, f.stride = depth, 2, di.width * 2
             f.timestamp, f.domain, f.frame_number = ts, rs.timestamp_domain.hardware_clock, k + 1
@@ -109,10 +110,18 @@ def write_recording(path: str | Path, renders: Iterable[Render], *, fps: int = 3
             g.timestamp, g.domain, g.frame_number = ts, rs.timestamp_domain.hardware_clock, k + 1
             g.profile = color_profile
             color_sensor.on_video_frame(g)
-            time.sleep(0.02)
             n += 1
+            delivered += _drain(queue)
+        # Frames reach the recorder on the sensors' own threads: wait until every one has come
+        # through (each frame the queue hands back has been recorded) before stopping, or a busy
+        # machine loses the last frame.
+        deadline = time.monotonic() + 20.0
+        while delivered < 2 * n and time.monotonic() < deadline:
+            delivered += _drain(queue, wait_ms=100)
+        if delivered < 2 * n:
+            log.warning("recording %s: %d of %d frames came through", path, delivered, 2 * n)
     finally:
-        time.sleep(0.1)
+        time.sleep(0.05)
         depth_sensor.stop(); color_sensor.stop()
         depth_sensor.close(); color_sensor.close()
         del recorder
@@ -121,6 +130,21 @@ def write_recording(path: str | Path, renders: Iterable[Render], *, fps: int = 3
         truth_path(path).write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
     log.info("wrote %d frames to %s", n, path)
     return n
+
+
+def _drain(queue, wait_ms: int = 0) -> int:
+    """Take every frame the sensors have delivered so far (waiting up to wait_ms for the first)."""
+    count = 0
+    if wait_ms:
+        ok, _ = queue.try_wait_for_frame(wait_ms)
+        if not ok:
+            return 0
+        count += 1
+    while True:
+        ok, _ = queue.try_wait_for_frame(0)
+        if not ok:
+            return count
+        count += 1
 
 
 def _chain(first, rest):
