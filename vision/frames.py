@@ -106,6 +106,47 @@ def _to_rgb(frame, rs) -> np.ndarray:
     raise FrameSourceError(f"unsupported colour format {fmt}")
 
 
+@dataclass(frozen=True)
+class _DepthToColor:
+    """Depth re-projected into the colour camera, as rs.align does, for the rare frame pair the
+    syncer delivers in two halves (rs.align needs both halves in one frameset)."""
+
+    depth_k: tuple[float, float, float, float]  # fx, fy, ppx, ppy of the depth camera
+    color_k: tuple[float, float, float, float]
+    rotation: tuple[float, ...]  # 3x3 row-major, depth -> colour
+    translation: tuple[float, float, float]  # metres
+
+    @classmethod
+    def from_profiles(cls, depth_profile, color_profile) -> "_DepthToColor":
+        di, ci = depth_profile.get_intrinsics(), color_profile.get_intrinsics()
+        ext = depth_profile.get_extrinsics_to(color_profile)
+        rot = np.asarray(ext.rotation, float).reshape(3, 3).T  # librealsense stores it column-major
+        return cls((di.fx, di.fy, di.ppx, di.ppy), (ci.fx, ci.fy, ci.ppx, ci.ppy),
+                   tuple(rot.ravel()), tuple(float(v) for v in ext.translation))
+
+    def __call__(self, depth: np.ndarray, units_m: float, width: int, height: int) -> np.ndarray:
+        fx, fy, cx, cy = self.depth_k
+        v, u = np.nonzero(depth)
+        z = depth[v, u].astype(float) * (units_m or 0.001)
+        pts = np.column_stack([(u - cx) / fx * z, (v - cy) / fy * z, z])
+        pts = pts @ np.asarray(self.rotation).reshape(3, 3).T + np.asarray(self.translation)
+        gx, gy, gcx, gcy = self.color_k
+        out = np.zeros((height, width), dtype=np.uint16)
+        ok = pts[:, 2] > 0
+        pts, raw = pts[ok], depth[v, u][ok]
+        # each depth pixel covers about (colour f / depth f) colour pixels: splat a small square
+        reach = max(1, int(np.ceil(gx / fx)))
+        cu = np.floor(gx * pts[:, 0] / pts[:, 2] + gcx - (reach - 1) / 2).astype(int)
+        cv = np.floor(gy * pts[:, 1] / pts[:, 2] + gcy - (reach - 1) / 2).astype(int)
+        order = np.argsort(-raw)  # far first, so nearer surfaces overwrite them
+        for du in range(reach):
+            for dv in range(reach):
+                uu, vv = cu[order] + du, cv[order] + dv
+                inside = (uu >= 0) & (uu < width) & (vv >= 0) & (vv < height)
+                out[vv[inside], uu[inside]] = raw[order][inside]
+        return out
+
+
 class RealSensePipelineSource:
     """Frames from an `rs.pipeline`: a live camera or a recording played back through it.
 
@@ -141,9 +182,11 @@ class RealSensePipelineSource:
             raise FrameSourceError(f"{where}: cannot start ({str(exc).splitlines()[0] if str(exc) else 'error'})") from None
         self._running = True
         device = profile.get_device()
+        self._playback = None
         if self.path is not None:
             playback = device.as_playback()
             playback.set_real_time(False)
+            self._playback = playback
         self._align = rs.align(rs.stream.color)
         try:
             color_profile = profile.get_stream(rs.stream.color).as_video_stream_profile()
@@ -151,6 +194,8 @@ class RealSensePipelineSource:
         except RuntimeError:
             self.close()
             raise FrameSourceError(f"{self.path or 'RealSense'}: needs both a depth and a colour stream") from None
+        depth_profile = profile.get_stream(rs.stream.depth).as_video_stream_profile()
+        self._depth_to_color = _DepthToColor.from_profiles(depth_profile, color_profile)
         ci = color_profile.get_intrinsics()
         try:
             units_m = device.first_depth_sensor().get_depth_scale()
@@ -161,24 +206,57 @@ class RealSensePipelineSource:
     def frames(self) -> Iterator[Frame]:
         rs = self._rs
         index = 0
+        stalls = 0
+        pending: dict[str, tuple] = {}
         while self._running:
             ok, frameset = self._pipe.try_wait_for_frames(self.timeout_ms)
             if not ok:
                 if self.path is not None:
+                    stalls += 1
+                    if stalls <= 5 and self._still_playing():
+                        continue  # a busy machine, not the end: the file has frames left
                     return  # end of the recording
                 raise FrameSourceError("RealSense: no frames arrived (camera unplugged?)")
-            aligned = self._align.process(frameset)
-            depth = aligned.get_depth_frame()
-            color = aligned.get_color_frame()
-            if not depth or not color:
+            stalls = 0
+            raw_depth, raw_color = frameset.get_depth_frame(), frameset.get_color_frame()
+            if raw_depth and raw_color:
+                aligned = self._align.process(frameset)
+                depth, color = aligned.get_depth_frame(), aligned.get_color_frame()
+                yield self._frame(_to_rgb(color, rs), np.asanyarray(depth.get_data()).copy(),
+                                  depth.get_units(), float(color.get_timestamp()), index)
+                index += 1
+                pending.clear()
                 continue
-            units_mm = round(depth.get_units() * 1000.0, 6)
-            intr = self.intrinsics
-            if units_mm > 0 and abs(units_mm - intr.depth_scale_mm) > 1e-9:
-                intr = Intrinsics(intr.width, intr.height, intr.fx, intr.fy, intr.ppx, intr.ppy, units_mm)
-            yield Frame(_to_rgb(color, rs), np.asanyarray(depth.get_data()).copy(), intr,
-                        float(color.get_timestamp()), index)
-            index += 1
+            # The syncer sometimes hands over depth and colour of one instant separately (a busy
+            # machine replaying a file); pair them by timestamp instead of dropping the frame.
+            for kind, f in (("depth", raw_depth), ("color", raw_color)):
+                if f:
+                    data = _to_rgb(f, rs) if kind == "color" else np.asanyarray(f.get_data()).copy()
+                    pending[kind] = (float(f.get_timestamp()), data, f.get_units() if kind == "depth" else 0.0)
+            if "depth" in pending and "color" in pending and abs(pending["depth"][0] - pending["color"][0]) < 1.0:
+                (ts, color_rgb, _), (_, depth_raw, units) = pending.pop("color"), pending.pop("depth")
+                h, w = color_rgb.shape[:2]
+                yield self._frame(color_rgb, self._depth_to_color(depth_raw, units, w, h), units, ts, index)
+                index += 1
+
+    def _frame(self, color: np.ndarray, depth: np.ndarray, units_m: float, ts: float, index: int) -> Frame:
+        units_mm = round(units_m * 1000.0, 6)
+        intr = self.intrinsics
+        if units_mm > 0 and abs(units_mm - intr.depth_scale_mm) > 1e-9:
+            intr = Intrinsics(intr.width, intr.height, intr.fx, intr.fy, intr.ppx, intr.ppy, units_mm)
+        return Frame(color, depth, intr, ts, index)
+
+    def _still_playing(self) -> bool:
+        """A wait that times out before the end of a file is the machine being slow, not the end.
+
+        Non-real-time playback only moves as fast as it is read; under load a frame can take longer
+        than the timeout, which used to end a recording early (a flaky two-frame read in CI)."""
+        rs = self._rs
+        try:
+            playing = self._playback.current_status() == rs.playback_status.playing
+            return playing and self._playback.get_position() < self._playback.get_duration().total_seconds() * 1e9
+        except (RuntimeError, AttributeError):
+            return False
 
     def close(self) -> None:
         if self._running:
