@@ -51,20 +51,30 @@ def normalise(text: str) -> str:
     return low if len(low) == len(out) else "".join(c.lower() if len(c.lower()) == 1 else c for c in out)
 
 
-def tokens(text: str) -> list[tuple[str, int]]:
-    """(word, 0-based offset) of every word and bracket; raises on a stray character."""
+def scan(text: str, word: re.Pattern, ignored: re.Pattern, strict: bool = True) -> list[tuple[str, int]]:
+    """(word, 0-based offset) of every word and bracket. A stray character raises (strict) or is
+    kept as a one-character token (the Spanish translator reports it later, at its column)."""
     out, i = [], 0
     while i < len(text):
-        m = _IGNORED.match(text, i)
+        m = ignored.match(text, i)
         if m:
             i = m.end()
             continue
-        m = _WORD.match(text, i)
+        m = word.match(text, i)
         if not m:
-            raise RuleSyntaxError(f"unexpected character {text[i]!r}", i + 1)
+            if strict:
+                raise RuleSyntaxError(f"unexpected character {text[i]!r}", i + 1)
+            out.append((text[i], i))
+            i += 1
+            continue
         out.append((m.group(), i))
         i = m.end()
     return out
+
+
+def tokens(text: str) -> list[tuple[str, int]]:
+    """(word, 0-based offset) of every English word and bracket; raises on a stray character."""
+    return scan(text, _WORD, _IGNORED)
 
 
 def _expected_words(names) -> list[str]:

@@ -139,20 +139,9 @@ _MARKERS = frozenset({"contiene", "pieza", "piezas", "tiene", "naturaleza", "tod
 
 
 def _tokens(text: str) -> list[tuple[str, int]]:
-    out, i = [], 0
-    while i < len(text):
-        m = _IGNORED.match(text, i)
-        if m:
-            i = m.end()
-            continue
-        m = _WORD.match(text, i)
-        if not m:
-            out.append((text[i], i))
-            i += 1
-            continue
-        out.append((m.group(), i))
-        i = m.end()
-    return out
+    from .parser import scan
+
+    return scan(text, _WORD, _IGNORED, strict=False)
 
 
 def looks_spanish(text: str) -> bool:
