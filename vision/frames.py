@@ -147,6 +147,18 @@ class _DepthToColor:
         return out
 
 
+def _recorded_images(path: Path) -> int | None:
+    """How many colour images a .db3 recording holds (it is SQLite), or None if it cannot tell."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return int(db.execute("SELECT count(*) FROM messages m JOIN topics t ON t.id = m.topic_id "
+                                  "WHERE t.name LIKE '%Color%/image/data%'").fetchone()[0])
+    except (sqlite3.Error, TypeError):
+        return None
+
+
 class RealSensePipelineSource:
     """Frames from an `rs.pipeline`: a live camera or a recording played back through it.
 
@@ -174,6 +186,7 @@ class RealSensePipelineSource:
                 raise FrameSourceError("no RealSense camera is connected")
             config.enable_stream(rs.stream.depth, width, height, rs.format.z16, fps)
             config.enable_stream(rs.stream.color, width, height, rs.format.rgb8, fps)
+        self._config = config
         self._pipe = rs.pipeline()
         try:
             profile = self._pipe.start(config)
@@ -204,8 +217,35 @@ class RealSensePipelineSource:
         self.intrinsics = Intrinsics(ci.width, ci.height, ci.fx, ci.fy, ci.ppx, ci.ppy, round(units_m * 1000.0, 6))
 
     def frames(self) -> Iterator[Frame]:
+        """Every frame. For a recording, a frame the SDK's syncer lost on a busy machine (it happens,
+        rarely, in non-real-time playback) is read in a second pass through the same pipeline and
+        comes after the others; the recording itself says how many frames it holds."""
+        if self.path is None:
+            yield from self._play(set(), 0)
+            return
+        expected = _recorded_images(self.path)
+        seen: set[float] = set()
+        for attempt in range(3):
+            for frame in self._play(seen, len(seen)):
+                seen.add(round(frame.timestamp_ms, 3))
+                yield frame
+            if not self._running or expected is None or len(seen) >= expected:
+                return
+            log.info("%s: %d of %d frames came through; reading the missing ones again", self.path, len(seen), expected)
+            self._restart()
+
+    def _restart(self) -> None:
+        try:
+            self._pipe.stop()
+        except RuntimeError:
+            pass
+        self._pipe = self._rs.pipeline()
+        profile = self._pipe.start(self._config)
+        self._playback = profile.get_device().as_playback()
+        self._playback.set_real_time(False)
+
+    def _play(self, skip: set[float], index: int) -> Iterator[Frame]:
         rs = self._rs
-        index = 0
         stalls = 0
         pending: dict[str, tuple] = {}
         while self._running:
@@ -220,12 +260,14 @@ class RealSensePipelineSource:
             stalls = 0
             raw_depth, raw_color = frameset.get_depth_frame(), frameset.get_color_frame()
             if raw_depth and raw_color:
+                pending.clear()
+                if round(float(raw_color.get_timestamp()), 3) in skip:
+                    continue
                 aligned = self._align.process(frameset)
                 depth, color = aligned.get_depth_frame(), aligned.get_color_frame()
                 yield self._frame(_to_rgb(color, rs), np.asanyarray(depth.get_data()).copy(),
                                   depth.get_units(), float(color.get_timestamp()), index)
                 index += 1
-                pending.clear()
                 continue
             # The syncer sometimes hands over depth and colour of one instant separately (a busy
             # machine replaying a file); pair them by timestamp instead of dropping the frame.
@@ -235,6 +277,8 @@ class RealSensePipelineSource:
                     pending[kind] = (float(f.get_timestamp()), data, f.get_units() if kind == "depth" else 0.0)
             if "depth" in pending and "color" in pending and abs(pending["depth"][0] - pending["color"][0]) < 1.0:
                 (ts, color_rgb, _), (_, depth_raw, units) = pending.pop("color"), pending.pop("depth")
+                if round(ts, 3) in skip:
+                    continue
                 h, w = color_rgb.shape[:2]
                 yield self._frame(color_rgb, self._depth_to_color(depth_raw, units, w, h), units, ts, index)
                 index += 1

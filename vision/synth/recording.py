@@ -17,6 +17,7 @@ half-pixel footprint); real, different intrinsics do not.
 """
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import time
@@ -111,7 +112,11 @@ def write_recording(path: str | Path, renders: Iterable[Render], *, fps: int = 3
             g.profile = color_profile
             color_sensor.on_video_frame(g)
             n += 1
-            delivered += _drain(queue)
+            # lockstep: the software sensors drop a frame that arrives while the last one is still
+            # being dispatched, so wait for this pair to come through before feeding the next
+            deadline = time.monotonic() + 5.0
+            while delivered < 2 * n and time.monotonic() < deadline:
+                delivered += _drain(queue, wait_ms=50)
         # Frames reach the recorder on the sensors' own threads: wait until every one has come
         # through (each frame the queue hands back has been recorded) before stopping, or a busy
         # machine loses the last frame.
@@ -124,12 +129,34 @@ def write_recording(path: str | Path, renders: Iterable[Render], *, fps: int = 3
         time.sleep(0.05)
         depth_sensor.stop(); color_sensor.stop()
         depth_sensor.close(); color_sensor.close()
-        del recorder
+        del recorder, depth_sensor, color_sensor, depth_profile, color_profile, dev, queue
+        gc.collect()  # the recorder finishes the file in its destructor: make that happen now
         del keep
+    _wait_until_written(path, 2 * n)
     if truth is not None:
         truth_path(path).write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
     log.info("wrote %d frames to %s", n, path)
     return n
+
+
+def _wait_until_written(path: Path, images: int, timeout_s: float = 10.0) -> None:
+    """Return once the file holds every image message, so a reader never sees half a recording."""
+    import sqlite3
+
+    deadline = time.monotonic() + timeout_s
+    count = -1
+    while time.monotonic() < deadline:
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                count = db.execute("SELECT count(*) FROM messages m JOIN topics t ON t.id = m.topic_id "
+                                   "WHERE t.name LIKE '%/image/data%'").fetchone()[0]
+        except sqlite3.Error:
+            count = -1
+        if count >= images:
+            return
+        gc.collect()
+        time.sleep(0.05)
+    raise RuntimeError(f"{path}: the recorder wrote {max(count, 0)} of {images} images")
 
 
 def _drain(queue, wait_ms: int = 0) -> int:
