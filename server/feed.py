@@ -46,12 +46,15 @@ class TableFeed:
     #: engine's default; a camera's scenes carry its measured error, so they get a wider band.
     judgment_band: dict = dict(DEFAULT_BAND)
 
-    def scene(self) -> Scene:  # pragma: no cover - interface
-        raise NotImplementedError
+    _scene: Scene
+    _version: int
+
+    def scene(self) -> Scene:
+        return self._scene
 
     def version(self) -> int:
         """Bumps whenever the scene changes."""
-        raise NotImplementedError  # pragma: no cover
+        return self._version
 
     def image_version(self) -> int:
         """Bumps whenever the image changes (a camera: every frame it keeps)."""
@@ -95,12 +98,6 @@ class SceneFeed(TableFeed):
         self._next_id = 1 + max([_num(p.id) for p in scene.pieces] + [_num(s.id) for s in scene.stones] + [0])
 
     # -------------------------------------------------------------- TableFeed
-    def scene(self) -> Scene:
-        return self._scene
-
-    def version(self) -> int:
-        return self._version
-
     def picture(self) -> Picture:
         with self._lock:
             if self._cache is None or self._cache[0] != self._version:
@@ -274,12 +271,6 @@ class FrameFeed(TableFeed):
         except Exception as exc:  # noqa: BLE001
             self._status = f"the camera stopped: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}"
             log.warning("frame feed stopped: %s", exc)
-
-    def scene(self) -> Scene:
-        return self._scene
-
-    def version(self) -> int:
-        return self._version
 
     def image_version(self) -> int:
         return self._image_version

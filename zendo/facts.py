@@ -156,32 +156,7 @@ class KoanFacts:
     @cached_property
     def towers(self) -> list[list[str]]:
         """Maximal chains of stacked links, bottom to top; a lone piece is a tower of one."""
-        above: dict[str, str] = {}
-        below: dict[str, str] = {}
-        links = sorted(
-            (p for p in self.predicates.values() if p.name == "stacked" and p.value),
-            key=lambda p: -p.margin,
-        )
-        for p in links:
-            lower, upper = p.args
-            if lower in above or upper in below:
-                continue  # each piece has at most one piece directly on it and one under it
-            above[lower] = upper
-            below[upper] = lower
-        towers, placed = [], set()
-        for pid in self.ids:
-            if pid in below or pid in placed:
-                continue
-            chain = [pid]
-            while chain[-1] in above and above[chain[-1]] not in placed and above[chain[-1]] not in chain:
-                chain.append(above[chain[-1]])
-            placed.update(chain)
-            towers.append(chain)
-        for pid in self.ids:  # a cycle cannot happen physically; keep every piece in one tower anyway
-            if pid not in placed:
-                towers.append([pid])
-                placed.add(pid)
-        return towers
+        return towers_from_links(self.ids, self.predicates.values())
 
     def tower_of(self, pid: str) -> list[str]:
         for t in self.towers:
@@ -212,3 +187,35 @@ class KoanFacts:
             if k in preds:
                 preds[k] = preds[k].flipped()
         return replace(self, predicates=preds)
+
+
+def towers_from_links(ids: Iterable[str], predicates: Iterable[Predicate]) -> list[list[str]]:
+    """Maximal chains of true 'stacked' links over `ids`, bottom to top; every piece in exactly one.
+
+    Each piece has at most one piece directly on it and one under it; where the geometry offers
+    two, the link with the larger margin wins.
+    """
+    ids = list(ids)
+    above: dict[str, str] = {}
+    below: dict[str, str] = {}
+    links = sorted((p for p in predicates if p.name == "stacked" and p.value), key=lambda p: -p.margin)
+    for p in links:
+        lower, upper = p.args
+        if lower in above or upper in below:
+            continue
+        above[lower] = upper
+        below[upper] = lower
+    towers, placed = [], set()
+    for pid in ids:
+        if pid in below or pid in placed:
+            continue
+        chain = [pid]
+        while chain[-1] in above and above[chain[-1]] not in placed and above[chain[-1]] not in chain:
+            chain.append(above[chain[-1]])
+        placed.update(chain)
+        towers.append(chain)
+    for pid in ids:  # a cycle cannot happen physically; keep every piece in one tower anyway
+        if pid not in placed:
+            towers.append([pid])
+            placed.add(pid)
+    return towers

@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .facts import DEFAULT_BAND, KoanFacts, PieceAttrs, Predicate
+from .facts import DEFAULT_BAND, KoanFacts, PieceAttrs, Predicate, towers_from_links
 from .geometry import angle_deg, convex_hull_2d
 from .koans import Koan, split_koans
 from .pieces import PYRAMID_SIZES, inner_planes, outer_planes, volume_samples
@@ -310,8 +310,7 @@ def koan_facts(koan_id: str, pieces: Sequence[Piece], cfg: RelationsConfig | Non
         link = stacked(lower, upper, cfg)
         if link.value or link.is_borderline(cfg.band):
             preds.append(link)
-    partial = KoanFacts(koan_id, (), {pr.key: pr for pr in preds}, dict(cfg.band))
-    tower_of = {pid: n for n, t in enumerate(_towers(partial, [p.id for p in pieces])) for pid in t}
+    tower_of = {pid: n for n, t in enumerate(towers_from_links([p.id for p in pieces], preds)) for pid in t}
     for outer, inner in permutations(pieces, 2):
         if PYRAMID_SIZES[inner.size].height <= PYRAMID_SIZES[outer.size].height + 1e-6:
             preds.append(nested(outer, inner, cfg, tower_of[inner.id] == tower_of[outer.id]))
@@ -326,13 +325,6 @@ def koan_facts(koan_id: str, pieces: Sequence[Piece], cfg: RelationsConfig | Non
         PieceAttrs(p.id, p.color, p.size, p.pips, round(float(p.vertices[:, 2].max()), 3)) for p in pieces
     )
     return KoanFacts(koan_id, attrs, {pr.key: pr for pr in preds}, dict(cfg.band))
-
-
-def _towers(partial: KoanFacts, ids: list[str]) -> list[list[str]]:
-    from dataclasses import replace as _replace
-
-    attrs = tuple(PieceAttrs(i, "red", "small", 1, 0.0) for i in ids)
-    return _replace(partial, pieces=attrs).towers
 
 
 def table_facts(scene: Scene, cfg: RelationsConfig | None = None) -> tuple[list[Koan], list[KoanFacts]]:

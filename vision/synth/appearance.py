@@ -5,7 +5,7 @@ table frame, so perspective, tilt and distance are right by construction.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 
 from zendo import build
 from zendo.build import Spec
@@ -40,7 +39,6 @@ def write_demo(data_dir: Path) -> tuple[Path, Path, int]:
     """Write demo_table.json and demo.db3 (+ demo.truth.json) into data_dir."""
     import json
 
-    from zendo.scene import save_scene
 
     from .appearance import Appearance
     from .camera import CameraPose, color_intrinsics

@@ -117,16 +117,9 @@ def write_recording(path: str | Path, renders: Iterable[Render], *, fps: int = 3
             deadline = time.monotonic() + 5.0
             while delivered < 2 * n and time.monotonic() < deadline:
                 delivered += _drain(queue, wait_ms=50)
-        # Frames reach the recorder on the sensors' own threads: wait until every one has come
-        # through (each frame the queue hands back has been recorded) before stopping, or a busy
-        # machine loses the last frame.
-        deadline = time.monotonic() + 20.0
-        while delivered < 2 * n and time.monotonic() < deadline:
-            delivered += _drain(queue, wait_ms=100)
         if delivered < 2 * n:
             log.warning("recording %s: %d of %d frames came through", path, delivered, 2 * n)
     finally:
-        time.sleep(0.05)
         depth_sensor.stop(); color_sensor.stop()
         depth_sensor.close(); color_sensor.close()
         del recorder, depth_sensor, color_sensor, depth_profile, color_profile, dev, queue

@@ -7,7 +7,7 @@ depth camera's occlusions and the IR-shadow holes. Everything is numpy on top of
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 import cv2

@@ -15,7 +15,7 @@ from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ast as A
-from .errors import RuleAmbiguous, RuleSyntaxError
+from .errors import RuleSyntaxError
 
 #: More readings than this are not listed (the person should reword instead).
 MAX_READINGS = 12

@@ -6,7 +6,6 @@ from typing import Callable
 
 from ..facts import KoanFacts
 from . import ast as A
-from .errors import RuleAmbiguous, RuleSyntaxError
 from .evaluate import compile_cond, reads, witnesses
 
 
