@@ -74,7 +74,7 @@ def perceive(source: str, weights: str | None, cal_path: str | None, max_frames:
         doc["perception"]["timings_ms"] = last.timings_ms
         doc["perception"]["frames"] = last.frame_index + 1
         doc["perception"]["events"] = events
-        doc["perception"]["camera_to_table"] = pipe._table().matrix.round(5).tolist()
+        doc["perception"]["camera_to_table"] = pipe.table().matrix.round(5).tolist()
     else:
         unc = last.scene.extra.get("perception", {}).get("uncertain", [])
         if unc and last.frame_index == 0:

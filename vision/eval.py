@@ -283,7 +283,7 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
         pipe = Pipeline(det)
         res = pipe.process(frame)
         truth = json.loads((folder / "truth.json").read_text())
-        frames.append(evaluate_frame(res.scene, pipe._table().matrix, truth, res.fits, rules))
+        frames.append(evaluate_frame(res.scene, pipe.table().matrix, truth, res.fits, rules))
         timings.append(res.timings_ms)
     out = summarise(frames, timings)
     out["dataset"] = str(dataset)

@@ -147,14 +147,15 @@ class _DepthToColor:
         return out
 
 
-def _recorded_images(path: Path) -> int | None:
-    """How many colour images a .db3 recording holds (it is SQLite), or None if it cannot tell."""
+def recorded_images(path: Path, stream: str = "") -> int | None:
+    """How many images a .db3 recording holds (it is SQLite), of one stream ("Color", "Depth")
+    or all; None if the file cannot tell."""
     import sqlite3
 
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
             return int(db.execute("SELECT count(*) FROM messages m JOIN topics t ON t.id = m.topic_id "
-                                  "WHERE t.name LIKE '%Color%/image/data%'").fetchone()[0])
+                                  "WHERE t.name LIKE ?", (f"%{stream}%/image/data%",)).fetchone()[0])
     except (sqlite3.Error, TypeError):
         return None
 
@@ -223,7 +224,7 @@ class RealSensePipelineSource:
         if self.path is None:
             yield from self._play(set(), 0)
             return
-        expected = _recorded_images(self.path)
+        expected = recorded_images(self.path, "Color")
         seen: set[float] = set()
         for attempt in range(3):
             for frame in self._play(seen, len(seen)):

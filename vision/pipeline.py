@@ -200,7 +200,8 @@ class Pipeline:
         self.calibration = calibration  # calibration.store.Calibration or plane.TableCalibration
         self.tracker = Tracker(self.cfg)
 
-    def _table(self):
+    def table(self):
+        """The table plane in use (a saved calibration holds one; a fitted plane is one)."""
         cal = self.calibration
         return getattr(cal, "table", cal)
 
@@ -216,7 +217,7 @@ class Pipeline:
         det = self.detector(frame.color)
         t2 = time.perf_counter()
         timings["detect"] = (t2 - t1) * 1000
-        scene, fits = estimate_poses(frame, det, self._table(), self.cfg.pose)
+        scene, fits = estimate_poses(frame, det, self.table(), self.cfg.pose)
         t3 = time.perf_counter()
         timings["pose"] = (t3 - t2) * 1000
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
@@ -243,7 +244,7 @@ class Perceiver:
 
     def __call__(self, frame: Frame):
         result = self.pipeline.process(frame)
-        table = self.pipeline._table()
+        table = self.pipeline.table()
         intr = frame.intrinsics
 
         def project(points_mm: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .geometry import quat_to_matrix
+from .geometry import matrix_to_quat, quat_to_matrix
 from .pieces import PIECE_COLORS, PYRAMID_SIZES, STONE_COLORS, outer_vertices
 
 FORMAT = "zendo-scene/1"
@@ -79,8 +79,6 @@ class Piece:
 
     def moved(self, rotation_matrix: np.ndarray, translation) -> "Piece":
         """The same piece after a rigid motion of the table frame (used to move whole koans)."""
-        from .geometry import matrix_to_quat
-
         pos = rotation_matrix @ self.origin + np.asarray(translation, float)
         rot = matrix_to_quat(rotation_matrix @ self.matrix)
         return replace(self, position=tuple(map(float, pos)), rotation=tuple(map(float, rot)))

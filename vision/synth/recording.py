@@ -134,22 +134,17 @@ def write_recording(path: str | Path, renders: Iterable[Render], *, fps: int = 3
 
 def _wait_until_written(path: Path, images: int, timeout_s: float = 10.0) -> None:
     """Return once the file holds every image message, so a reader never sees half a recording."""
-    import sqlite3
+    from ..frames import recorded_images
 
     deadline = time.monotonic() + timeout_s
-    count = -1
+    count = None
     while time.monotonic() < deadline:
-        try:
-            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-                count = db.execute("SELECT count(*) FROM messages m JOIN topics t ON t.id = m.topic_id "
-                                   "WHERE t.name LIKE '%/image/data%'").fetchone()[0]
-        except sqlite3.Error:
-            count = -1
-        if count >= images:
+        count = recorded_images(path)
+        if count is not None and count >= images:
             return
         gc.collect()
         time.sleep(0.05)
-    raise RuntimeError(f"{path}: the recorder wrote {max(count, 0)} of {images} images")
+    raise RuntimeError(f"{path}: the recorder wrote {count or 0} of {images} images")
 
 
 def _drain(queue, wait_ms: int = 0) -> int:
