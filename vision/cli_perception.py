@@ -14,10 +14,24 @@ import click
 def _errors():
     from calibration.plane import CalibrationError
 
+    from .classify import ClassifierError
     from .detect import DetectorError
     from .frames import FrameSourceError
 
-    return (FrameSourceError, DetectorError, CalibrationError, FileNotFoundError)
+    return (FrameSourceError, DetectorError, ClassifierError, CalibrationError, FileNotFoundError)
+
+
+def _classifier_option(f):
+    """--classifier PATH / --no-classifier: the second stage (default: models/zendo-cls.pt)."""
+    f = click.option("--no-classifier", is_flag=True, help="Use the detector's classes alone.")(f)
+    return click.option("--classifier", "classifier_path", default=None,
+                        help="Classifier weights (default: models/zendo-cls.pt when present).")(f)
+
+
+def _classifier(path: str | None, off: bool):
+    from .classify import load_classifier
+
+    return None if off else load_classifier(path)
 
 
 @click.command()
@@ -28,8 +42,9 @@ def _errors():
 @click.option("--device", default=None, help="cpu or cuda:0 (default: cuda when available).")
 @click.option("--conf", type=click.FloatRange(0.0, 1.0), default=0.25, help="Detection confidence threshold.")
 @click.option("--report/--no-report", default=False, help="Add per-piece fit reports and timings under 'perception'.")
+@_classifier_option
 def perceive(source: str, weights: str | None, cal_path: str | None, max_frames: int | None, device: str | None,
-             conf: float, report: bool) -> None:
+             conf: float, report: bool, classifier_path: str | None, no_classifier: bool) -> None:
     """The table seen in SOURCE as zendo-scene/1 on stdout.
 
     SOURCE: a folder written by `zendo render` (color.png, depth.png, camera.json), a .db3
@@ -50,7 +65,7 @@ def perceive(source: str, weights: str | None, cal_path: str | None, max_frames:
             cal = store.load(cal_path)
         src = open_source(source)
         det = Detector(weights or DEFAULT_WEIGHTS, device=device, conf=conf)
-        pipe = Pipeline(det, cal, PipelineConfig(conf=conf))
+        pipe = Pipeline(det, cal, PipelineConfig(conf=conf), classifier=_classifier(classifier_path, no_classifier))
         last = None
         events = []
         try:
@@ -145,8 +160,9 @@ def eval_set(out: str, n: int, seed: int) -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Score only the first N tables.")
 @click.option("--conf", type=click.FloatRange(0.0, 1.0), default=0.25, help="Detection confidence threshold.")
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
+@_classifier_option
 def eval_cmd(dataset: str, weights: str | None, device: str | None, limit: int | None, conf: float,
-             json_out: str | None) -> None:
+             json_out: str | None, classifier_path: str | None, no_classifier: bool) -> None:
     """Score perception on held-out synthetic tables: JSON on stdout, a readable table on stderr."""
     from zendo.cli import UserError
 
@@ -154,7 +170,8 @@ def eval_cmd(dataset: str, weights: str | None, device: str | None, limit: int |
 
     logging.getLogger("zendo").setLevel(logging.ERROR)
     try:
-        summary = run_eval(dataset, weights=weights, device=device, limit=limit, conf=conf)
+        summary = run_eval(dataset, weights=weights, device=device, limit=limit, conf=conf,
+                           classifier=None if no_classifier else (classifier_path or "default"))
     except _errors() as exc:
         raise UserError(str(exc).splitlines()[0]) from None
     if json_out:

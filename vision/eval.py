@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from zendo.doubts import doubts_for
 from zendo.pieces import solid_centroid
 from zendo.scene import Piece, Scene, scene_from_dict
 
@@ -88,9 +89,24 @@ def _axis_err(a: Piece, b: Piece) -> float:
     return float(np.degrees(np.arccos(np.clip(a.axis @ b.axis, -1, 1))))
 
 
+def _doubts_in_truth_frame(doubts: list[dict], id_map: dict, perceived_cal: np.ndarray, truth_cal: np.ndarray) -> list[dict]:
+    """Perceived doubts renamed to the scored pieces' ids, places moved into the truth's frame."""
+    T = np.asarray(truth_cal) @ np.linalg.inv(perceived_cal)
+    out = []
+    for d in doubts:
+        d = dict(d)
+        if "piece" in d:
+            d["piece"] = id_map.get(d["piece"], d["piece"])
+        if "at" in d:
+            x, y = d["at"][:2]
+            d["at"] = [float(v) for v in (T[:3, :3] @ np.array([x, y, 0.0]) + T[:3, 3])[:2]]
+        out.append(d)
+    return out
+
+
 def _rules():
     try:
-        from zendo.rules import BEGINNER_RULES, mark, parse_rule
+        from zendo.rules import BEGINNER_RULES, mark, mark_perceived, parse_rule
     except ImportError:
         return None
     rules = []
@@ -99,7 +115,7 @@ def _rules():
             rules.append((text, parse_rule(text)))
         except Exception as exc:  # a rule the parser does not take yet
             log.warning("rule not parsed: %s (%s)", text, exc)
-    return rules, mark
+    return rules, mark, mark_perceived
 
 
 def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fits=None, rules=None) -> dict:
@@ -141,8 +157,12 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
         out["kinds"].append((f"{o_t.value}, {'on the table' if low < 0.5 else 'raised'}", out["axis_err"][-1] > 10.0))
         id_map[p.id] = t.id
         renamed.append(replace(p, id=t.id, color=p.color, size=p.size))
-    unmatched = [replace(p, id=f"x{k}") for k, p in enumerate(pred.pieces) if p.id not in id_map]
+    for k, p in enumerate(pred.pieces):
+        id_map.setdefault(p.id, f"x{k}")
+    unmatched = [replace(p, id=id_map[p.id]) for p in pred.pieces if id_map[p.id].startswith("x")]
     pscene = Scene(tuple(renamed + unmatched), pred.stones)
+    doubts = _doubts_in_truth_frame(pred_local.extra.get("perception", {}).get("doubts", []), id_map,
+                                    perceived_cal, np.asarray(truth["camera_to_table"]))
     if fits is not None:
         unc = set(pred_local.extra.get("perception", {}).get("uncertain", []))
         out["uncertain"] = len(unc)
@@ -168,6 +188,7 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
                 best, overlap = pk, ov
         ppieces = best.pieces(pscene) if best else []
         pf = koan_facts(k.id, ppieces, cfg_p) if ppieces else None
+        facts_of = (lambda ps, kid=k.id: koan_facts(kid, ps, cfg_p))
         if all(pid in by_id for pid in k.piece_ids) and pf is not None:
             for key_, pr in tf.predicates.items():
                 if pr.is_borderline(cfg_t.band):
@@ -181,22 +202,42 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
                 elif pr.value in (False,):  # absent in the perceived facts means "not so"
                     out["rel_ok"] += 1
         if rules:
-            rule_list, mark = rules
-            unc_koan = bool(set(pred_local.extra.get("perception", {}).get("uncertain", [])) & set(
-                pid for pid, tid in id_map.items() if tid in k.piece_ids))
+            rule_list, mark, mark_perceived = rules
+            kdoubts = doubts_for(ppieces, doubts) if ppieces else []
+            cause = _wrong_cause(k.piece_ids, by_id, {p.id: p for p in tpieces}, visible,
+                                 best.piece_ids if best else ())
             for text, rule in rule_list:
                 try:
                     mt = mark(rule, tf)
-                    mp = mark(rule, pf) if pf is not None else None
+                    mp = mark_perceived(rule, pf, ppieces, kdoubts, facts_of) if pf is not None else None
                 except Exception as exc:
                     log.debug("marking failed: %s", exc)
                     continue
                 if mt.judgment_call:
                     continue  # the truth itself is a judgment call: not scored
                 wrong = mp is None or mp.mark != mt.mark
-                flagged = mp is not None and (mp.judgment_call or unc_koan)
-                out["marks"].append((wrong, flagged))
+                flagged = mp is not None and mp.judgment_call
+                out["marks"].append((wrong, flagged, cause))
     return out
+
+
+WRONG_CAUSES = ("hidden piece", "missed piece", "colour or size", "extra piece", "pose")
+
+
+def _wrong_cause(truth_ids, by_id: dict, truth_by_id: dict, visible: dict, perceived_ids) -> str:
+    """What a koan's perception got wrong first, in the order that explains a wrong mark best:
+    a piece the camera cannot see, a visible piece missed, a wrong colour or size, a piece that is
+    not there, else the poses (relations)."""
+    missing = [i for i in truth_ids if i not in by_id]
+    if any(visible.get(i, 0) < MIN_VISIBLE_PX for i in missing):
+        return "hidden piece"
+    if missing:
+        return "missed piece"
+    if any((by_id[i].color, by_id[i].size) != (truth_by_id[i].color, truth_by_id[i].size) for i in truth_ids):
+        return "colour or size"
+    if set(perceived_ids) - set(truth_ids):
+        return "extra piece"
+    return "pose"
 
 
 def _pct(a: float, b: float) -> float | None:
@@ -250,6 +291,10 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
                   "wrong": len(wrong), "wrong_flagged_pct": _pct(sum(1 for m in wrong if m[1]), len(wrong)),
                   "wrong_unflagged": sum(1 for m in wrong if not m[1]),
                   "right_but_flagged_pct": _pct(sum(1 for m in marks if m[1] and not m[0]), len(marks) - len(wrong))},
+        "wrong_marks_by_cause": {c: {"wrong": sum(1 for m in wrong if m[2] == c),
+                                     "flagged_pct": _pct(sum(1 for m in wrong if m[2] == c and m[1]),
+                                                         sum(1 for m in wrong if m[2] == c))}
+                                 for c in WRONG_CAUSES},
         "flagged_uncertain_pieces": tot["uncertain"],
         "top_confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])[:8]),
         "latency": stage,
@@ -257,8 +302,9 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
 
 
 def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, limit: int | None = None,
-             progress: bool = True, conf: float = 0.25) -> dict:
+             progress: bool = True, conf: float = 0.25, classifier: str | Path | None = "default") -> dict:
     """Run the pipeline on every render folder under `dataset` and score it."""
+    from .classify import load_classifier
     from .detect import DEFAULT_WEIGHTS, Detector
     from .frames import RenderFolderSource
     from .pipeline import Pipeline
@@ -271,6 +317,7 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
         folders = folders[:limit]
     det = Detector(weights or DEFAULT_WEIGHTS, device=device, conf=conf)
     det.warmup()
+    cls = load_classifier() if classifier == "default" else (load_classifier(classifier) if classifier else None)
     rules = _rules()
     frames, timings = [], []
     it = folders
@@ -280,7 +327,7 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
         it = tqdm(folders, desc="eval", leave=False)
     for folder in it:
         frame = next(iter(RenderFolderSource(folder).frames()))
-        pipe = Pipeline(det)
+        pipe = Pipeline(det, classifier=cls)
         res = pipe.process(frame)
         truth = json.loads((folder / "truth.json").read_text())
         frames.append(evaluate_frame(res.scene, pipe.table().matrix, truth, res.fits, rules))
@@ -288,6 +335,7 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
     out = summarise(frames, timings)
     out["dataset"] = str(dataset)
     out["weights"] = str(det.weights)
+    out["classifier"] = str(cls.weights) if cls is not None else None
     out["device"] = det.device
     out["conf"] = conf
     out["rules_scored"] = len(rules[0]) if rules else 0

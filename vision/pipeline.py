@@ -17,7 +17,9 @@ import numpy as np
 from zendo.geometry import matrix_to_quat, quat_to_matrix
 from zendo.scene import Piece, Scene, Stone
 
+from .classify import PieceClassifier, load_classifier
 from .detect import Detections, Detector
+from .doubts import frame_doubts
 from .frames import Frame
 from .pose import PieceFit, PoseConfig, estimate_poses
 
@@ -93,6 +95,22 @@ def pose_change(a: Piece, b: Piece) -> tuple[float, float]:
 # --------------------------------------------------------------------------- tracking
 
 
+def _renamed(extra: dict, ids: dict[str, str]) -> dict:
+    """A frame's perception block with its piece ids replaced by the tracks' ids."""
+    perception = extra.get("perception")
+    if not perception:
+        return dict(extra)
+    out = dict(perception)
+    if "pieces" in out:
+        out["pieces"] = {ids.get(k, k): v for k, v in out["pieces"].items()}
+    if "uncertain" in out:
+        out["uncertain"] = [ids.get(k, k) for k in out["uncertain"]]
+    if "doubts" in out:
+        out["doubts"] = [{**d, "piece": ids.get(d["piece"], d["piece"])} if "piece" in d else dict(d)
+                         for d in out["doubts"]]
+    return {**extra, "perception": out}
+
+
 @dataclass
 class _Track:
     id: str
@@ -116,6 +134,7 @@ class Tracker:
     def update(self, scene: Scene, index: int, t_ms: float) -> tuple[Scene, tuple[str, ...], tuple[dict, ...]]:
         cfg = self.cfg
         used: set[int] = set()
+        ids: dict[str, str] = {}  # this frame's piece id -> its track's id
         for p in sorted(scene.pieces, key=lambda p: p.id):
             best, best_d = None, cfg.match_mm
             for i, tr in enumerate(self.tracks):
@@ -129,9 +148,11 @@ class Tracker:
                 self._next += 1
                 self.tracks.append(_Track(tid, replace(p, id=tid), index, t_ms))
                 used.add(len(self.tracks) - 1)
+                ids[p.id] = tid
                 continue
             tr = self.tracks[best]
             used.add(best)
+            ids[p.id] = tr.id
             mm, deg = pose_change(tr.piece, p)
             if mm > cfg.still_mm or deg > cfg.still_deg:
                 tr.still_since_ms = t_ms
@@ -142,7 +163,7 @@ class Tracker:
             tr.hits += 1
         self.tracks = [tr for tr in self.tracks if index - tr.last_seen < cfg.lost_frames]
         self.stones = scene.stones
-        tracked = Scene(tuple(tr.piece for tr in self.tracks), scene.stones, dict(scene.extra))
+        tracked = Scene(tuple(tr.piece for tr in self.tracks), scene.stones, _renamed(scene.extra, ids))
         settled, events = self._koans(tracked, t_ms)
         return tracked, settled, events
 
@@ -194,9 +215,12 @@ class Tracker:
 class Pipeline:
     """Frames in, tables out. Calibration is measured from the first frame unless one is given."""
 
-    def __init__(self, detector: Detector | None = None, calibration=None, cfg: PipelineConfig | None = None):
+    def __init__(self, detector: Detector | None = None, calibration=None, cfg: PipelineConfig | None = None,
+                 classifier: PieceClassifier | None | str = "default"):
         self.cfg = cfg or PipelineConfig()
         self.detector = detector or Detector(conf=self.cfg.conf)
+        # the second stage (vision/classify.py): the committed one unless told otherwise; None = off
+        self.classifier = load_classifier() if classifier == "default" else classifier
         self.calibration = calibration  # calibration.store.Calibration or plane.TableCalibration
         self.tracker = Tracker(self.cfg)
 
@@ -217,15 +241,45 @@ class Pipeline:
         det = self.detector(frame.color)
         t2 = time.perf_counter()
         timings["detect"] = (t2 - t1) * 1000
+        verdicts = None
+        if self.classifier is not None:
+            det, verdicts = self.classifier.refine(frame, self.table(), det)
+            t2b = time.perf_counter()
+            timings["classify"] = (t2b - t2) * 1000
+            t2 = t2b
         scene, fits = estimate_poses(frame, det, self.table(), self.cfg.pose)
         t3 = time.perf_counter()
         timings["pose"] = (t3 - t2) * 1000
+        scene = self._with_doubts(frame, scene, fits, det, verdicts)
+        t3b = time.perf_counter()
+        timings["doubts"] = (t3b - t3) * 1000
+        t3 = t3b
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
         t4 = time.perf_counter()
         timings["track"] = (t4 - t3) * 1000
         timings["total"] = (t4 - t0) * 1000
         return FrameResult(frame.index, frame.timestamp_ms, scene, tracked, det, tuple(fits),
                            {k: round(v, 2) for k, v in timings.items()}, settled, events)
+
+    def _with_doubts(self, frame: Frame, scene: Scene, fits, det: Detections, verdicts) -> Scene:
+        """The frame's scene with its doubts (vision/doubts.py) in its perception block."""
+        from calibration.plane import height_map
+
+        pts, valid = height_map(frame, self.table())
+        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid)
+        perception = {**scene.extra.get("perception", {}), "doubts": doubts}
+        return replace(scene, extra={**scene.extra, "perception": perception})
+
+    def projector(self, intr):
+        """Table millimetres -> image pixels under the calibration in use."""
+        table = self.table()
+
+        def project(points_mm: np.ndarray) -> np.ndarray:
+            cam = table.to_camera(np.atleast_2d(np.asarray(points_mm, dtype=float)))
+            z = np.where(cam[:, 2] > 1e-6, cam[:, 2], 1e-6)
+            return np.column_stack([intr.fx * cam[:, 0] / z + intr.ppx, intr.fy * cam[:, 1] / z + intr.ppy])
+
+        return project
 
     def run(self, frames: Iterable[Frame]) -> Iterator[FrameResult]:
         for f in frames:
@@ -244,15 +298,7 @@ class Perceiver:
 
     def __call__(self, frame: Frame):
         result = self.pipeline.process(frame)
-        table = self.pipeline.table()
-        intr = frame.intrinsics
-
-        def project(points_mm: np.ndarray) -> np.ndarray:
-            cam = table.to_camera(np.atleast_2d(np.asarray(points_mm, dtype=float)))
-            z = np.where(cam[:, 2] > 1e-6, cam[:, 2], 1e-6)
-            return np.column_stack([intr.fx * cam[:, 0] / z + intr.ppx, intr.fy * cam[:, 1] / z + intr.ppy])
-
-        return result.tracked, project
+        return result.tracked, self.pipeline.projector(frame.intrinsics)
 
 
 def make_perceiver() -> Perceiver:

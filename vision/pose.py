@@ -114,6 +114,8 @@ class PieceFit:
     free_space: float  # share of the model's projected surface the camera saw through
     hypothesis: str
     confidence: float
+    detection: int = -1  # index of the detection it came from
+    size_from_detector: str | None = None  # the detector's (or classifier's) size, where depth chose another
 
     @property
     def uncertain(self) -> bool:
@@ -674,7 +676,8 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
         piece = Piece(f"p{i}", color, size, tuple(map(float, t)), tuple(map(float, q)))
         pts = point_sets[k]
         rms = float(np.sqrt(np.mean(_residuals(size, R, t, pts)[0] ** 2))) if len(pts) else 99.0
-        pf = PieceFit(piece, rms, len(pts), fs, name, float(detections.confidence[k]))
+        pf = PieceFit(piece, rms, len(pts), fs, name, float(detections.confidence[k]), k,
+                      _class_split(int(detections.class_id[k]))[1] if k in sizes else None)
         pieces.append(piece)
         reports.append(pf)
     scene = Scene(tuple(pieces), tuple(stones),

@@ -84,6 +84,7 @@ PLUGINS = (
     "zendo.cli_bench",
     "vision.cli",
     "vision.cli_perception",
+    "vision.cli_classify",
     "calibration.cli",
     "server.cli",
 )

@@ -11,9 +11,9 @@ from __future__ import annotations
 from .errors import RuleAmbiguous, RuleError, RuleIllegal, RuleSyntaxError
 from .rule import Rule
 from .text import BEGINNER_RULES, BEGINNER_RULES_ES, EXAMPLE_RULES, EXAMPLE_RULES_ES, parse_rule
-from .marking import Mark, mark
+from .marking import Mark, mark, mark_perceived
 
 __all__ = [
-    "parse_rule", "mark", "Rule", "Mark", "RuleError", "RuleSyntaxError", "RuleAmbiguous", "RuleIllegal",
+    "parse_rule", "mark", "mark_perceived", "Rule", "Mark", "RuleError", "RuleSyntaxError", "RuleAmbiguous", "RuleIllegal",
     "BEGINNER_RULES", "BEGINNER_RULES_ES", "EXAMPLE_RULES", "EXAMPLE_RULES_ES",
 ]

@@ -10,11 +10,13 @@ mark. The Master's rulings (Predicate.key → value) are applied first and are n
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
-from typing import Mapping
+from typing import Callable, Mapping, Sequence
 
+from ..doubts import describe, doubt_flips
 from ..facts import KoanFacts
+from ..scene import Piece
 from .rule import Rule
 
 #: Up to this many relevant borderline predicates, every subset is flipped; above, singles and pairs.
@@ -28,13 +30,14 @@ class Mark:
     judgment_call: bool
     borderline: list = field(default_factory=list)  # Predicate.to_dict() of the calls that could flip it
     witnesses: list = field(default_factory=list)  # piece ids that made the mark so
+    doubts: list = field(default_factory=list)  # perception doubts (zendo.doubts) that could flip it
 
     def __hash__(self) -> int:
         return hash((self.koan_id, self.mark, self.judgment_call, tuple(self.witnesses)))
 
     def to_dict(self) -> dict:
         return {"id": self.koan_id, "mark": self.mark, "judgment_call": self.judgment_call,
-                "borderline": list(self.borderline), "witnesses": list(self.witnesses)}
+                "borderline": list(self.borderline), "witnesses": list(self.witnesses), "doubts": list(self.doubts)}
 
 
 def _key(k) -> tuple:
@@ -53,6 +56,22 @@ def mark(rule: Rule, facts: KoanFacts, rulings: Mapping[tuple, bool | str] | Non
     involved = {k for flip in flips for k in flip}
     borderline = [p.to_dict() for p in candidates if p.key in involved]
     return Mark(facts.koan_id, "white" if white else "black", bool(flips), borderline, rule.witnesses(facts))
+
+
+def mark_perceived(rule: Rule, facts: KoanFacts, pieces: Sequence[Piece], doubts: Sequence[Mapping],
+                   facts_of: Callable[[Sequence[Piece]], KoanFacts],
+                   rulings: Mapping[tuple, bool | str] | None = None) -> Mark:
+    """`mark`, and also a judgment call when a perception doubt (zendo.doubts) would change it.
+    A doubt the Master has ruled on (its `doubt_key` in `rulings`) no longer counts."""
+    m = mark(rule, facts, rulings)
+    if not doubts:
+        return m
+    ruled = {_key(k) for k in (rulings or {})}
+    white = m.mark == "white"
+    flips = doubt_flips(rule.evaluate, white, pieces, doubts, facts_of, settled=ruled)
+    if not flips:
+        return m
+    return replace(m, judgment_call=True, doubts=[{**d, "text": describe(d)} for d in flips])
 
 
 def _changing_flips(rule: Rule, facts: KoanFacts, candidates, white: bool) -> list[frozenset]:

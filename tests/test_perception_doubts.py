@@ -1,0 +1,187 @@
+"""Issue 6, item 7 ("no wrong mark that is not flagged as a judgment call"): perception's doubts.
+
+A camera's koan is a best reading. Each doubt names an alternative koan; a mark that the rule
+would give any alternative differently is a judgment call the Master hears about, with the doubt.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from zendo.build import Spec, flat, upright
+from zendo.doubts import alternatives, covers, describe, doubt_key, doubts_for
+from zendo.relations import RelationsConfig, koan_facts
+from zendo.rules import mark_perceived, parse_rule
+from zendo.scene import Piece, Scene
+
+CFG = RelationsConfig()
+
+
+def facts_of(pieces):
+    return koan_facts("k", list(pieces), CFG)
+
+
+def judged(rule_text: str, pieces, doubts, rulings=None):
+    rule = parse_rule(rule_text)
+    return mark_perceived(rule, facts_of(pieces), pieces, doubts, facts_of, rulings)
+
+
+def lone(color="blue", size="medium", at=(0.0, 0.0)):
+    return upright(Spec("p1", color, size), at, 0)
+
+
+# ----------------------------------------------------------------------------- class
+
+
+def test_a_piece_that_may_be_another_colour_makes_a_colour_mark_a_judgment_call():
+    pieces = [lone("blue")]
+    doubt = {"kind": "class", "piece": "p1", "color": "red", "size": "medium"}
+    m = judged("it contains at least one red piece", pieces, [doubt])
+    assert m.mark == "black" and m.judgment_call
+    assert m.doubts[0]["piece"] == "p1" and m.doubts[0]["text"] == "p1 may be red medium"
+
+
+def test_a_class_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
+    pieces = [lone("blue")]
+    doubt = {"kind": "class", "piece": "p1", "color": "blue", "size": "large"}
+    m = judged("it contains at least one red piece", pieces, [doubt])
+    assert m.mark == "black" and not m.judgment_call and m.doubts == []
+
+
+# ----------------------------------------------------------------------------- absent
+
+
+def test_a_piece_that_may_not_be_there_makes_a_count_mark_a_judgment_call():
+    pieces = [lone(at=(0, 0)), upright(Spec("p2", "red", "small"), (80, 0), 0)]
+    m = judged("it contains exactly two pieces", pieces, [{"kind": "absent", "piece": "p2"}])
+    assert m.mark == "white" and m.judgment_call
+
+
+# ----------------------------------------------------------------------------- covers
+
+
+def test_an_upright_medium_or_large_piece_on_the_table_may_cover_a_smaller_one():
+    assert covers([lone(size="medium")]) == [{"kind": "covers", "piece": "p1"}]
+    assert covers([lone(size="large")]) == [{"kind": "covers", "piece": "p1"}]
+
+
+def test_a_small_piece_covers_nothing():
+    assert covers([lone(size="small")]) == []
+
+
+def test_a_piece_lying_flat_may_hold_a_smaller_one_in_its_cavity():
+    assert covers([flat(Spec("p1", "green", "large"), (0, 0), 30)]) == [{"kind": "covers", "piece": "p1"}]
+
+
+def test_a_raised_piece_or_one_open_upwards_covers_nothing():
+    raised = Piece("p1", "red", "large", (0.0, 0.0, 30.0))
+    upside_down = Piece("p1", "red", "large", (0.0, 0.0, 44.5), (0.0, 1.0, 0.0, 0.0))
+    assert covers([raised]) == [] and covers([upside_down]) == []
+
+
+def test_the_hidden_piece_is_smaller_and_inside_its_cover():
+    cover = lone(size="large")
+    alts = list(alternatives([cover], {"kind": "covers", "piece": "p1"}))
+    assert len(alts) == 2 * 5  # small or medium, in any of the five colours
+    for alt in alts:
+        hidden = alt[-1]
+        assert hidden.size in ("small", "medium")
+        # every vertex of the hidden piece lies inside the cover's solid
+        from zendo.pieces import outer_planes
+
+        n, d = outer_planes(cover.size)
+        q = (hidden.vertices - cover.origin) @ cover.matrix
+        assert (q @ n.T - d).max() <= 1e-6  # on or above the open base, inside every face
+
+
+def test_a_possible_hidden_piece_flips_an_exact_count():
+    m = judged("it contains exactly two pieces", [lone(size="large"), upright(Spec("p2", "red", "small"), (80, 0), 0)],
+               covers([lone(size="large")]))
+    assert m.mark == "white" and m.judgment_call and m.doubts[0]["kind"] == "covers"
+
+
+def test_a_possible_hidden_piece_cannot_undo_at_least_one():
+    m = judged("it contains at least one red piece", [lone("red", "large")], [{"kind": "covers", "piece": "p1"}])
+    assert m.mark == "white" and not m.judgment_call
+
+
+# ----------------------------------------------------------------------------- missed
+
+
+def test_an_unexplained_blob_may_be_a_missed_piece_of_any_colour():
+    pieces = [lone("blue", "small")]
+    m = judged("it contains no green pieces", pieces, [{"kind": "missed", "at": [40.0, 0.0]}])
+    assert m.mark == "white" and m.judgment_call
+
+
+def test_doubts_for_a_koan_are_its_pieces_and_places_near_them():
+    pieces = [lone(at=(0, 0))]
+    ds = [{"kind": "covers", "piece": "p1"}, {"kind": "covers", "piece": "p9"},
+          {"kind": "missed", "at": [30.0, 0.0]}, {"kind": "missed", "at": [300.0, 0.0]}]
+    assert doubts_for(pieces, ds) == [ds[0], ds[2]]
+
+
+# ----------------------------------------------------------------------------- the Master's word
+
+
+def test_a_doubt_the_master_has_settled_no_longer_makes_a_judgment_call():
+    pieces = [lone("blue")]
+    doubt = {"kind": "class", "piece": "p1", "color": "red", "size": "medium"}
+    m = judged("it contains at least one red piece", pieces, [doubt], rulings={doubt_key(doubt): "settled"})
+    assert not m.judgment_call
+
+
+@pytest.mark.parametrize("doubt,text", [
+    ({"kind": "class", "piece": "p3", "color": "red", "size": "large"}, "p3 may be red large"),
+    ({"kind": "absent", "piece": "p3"}, "p3 may not be a piece"),
+    ({"kind": "covers", "piece": "p3"}, "something may be hidden under p3"),
+    ({"kind": "missed", "at": [12.4, -3.0]}, "an unseen piece may stand at (12, -3) mm"),
+])
+def test_every_doubt_reads_as_one_line_for_the_master(doubt, text):
+    assert describe(doubt) == text
+
+
+# ----------------------------------------------------------------------------- from a frame
+
+
+def _render(scene: Scene):
+    from calibration.plane import fit_table, height_map
+    from vision.frames import Frame
+    from vision.synth import Appearance, CameraPose, color_intrinsics, render
+
+    r = render(scene, CameraPose.looking_at(550, 20, (0, 0, 0), 10), color_intrinsics(), seed=3, appearance=Appearance())
+    frame = Frame(r.color, r.depth, r.intrinsics, 0.0, 0)
+    cal, _ = fit_table(frame)
+    pts, valid = height_map(frame, cal)
+    # express the truth in the perceived table frame (both have z up, the table at 0)
+    T = cal.matrix @ np.linalg.inv(np.asarray(r.truth(scene)["camera_to_table"]))
+    return pts, valid, T
+
+
+def test_a_piece_no_fit_explains_raises_a_missed_doubt_where_it_stands():
+    from vision.detect import Detections
+    from vision.doubts import missed_doubts
+
+    a = upright(Spec("a", "red", "large"), (-40, 0), 0)
+    b = upright(Spec("b", "blue", "medium"), (40, 10), 20)
+    pts, valid, T = _render(Scene((a, b)))
+    seen = Scene((a.moved(T[:3, :3], T[:3, 3]),))  # b was missed
+    out = missed_doubts(seen, Detections.empty(), pts, valid)
+    where_b = (T[:3, :3] @ b.origin + T[:3, 3])[:2]
+    assert len(out) == 1 and np.linalg.norm(np.array(out[0]["at"]) - where_b) < 15
+    both = Scene(tuple(p.moved(T[:3, :3], T[:3, 3]) for p in (a, b)))
+    assert missed_doubts(both, Detections.empty(), pts, valid) == []
+
+
+def test_tracking_renames_the_doubts_to_the_tracks_pieces():
+    from vision.pipeline import PipelineConfig, Tracker
+
+    tr = Tracker(PipelineConfig())
+    p = Piece("p1", "red", "large", (0.0, 0.0, 0.0))
+    tr.update(Scene((p,)), 0, 0.0)
+    q = Piece("p7", "red", "large", (0.5, 0.0, 0.0))  # the same piece, numbered afresh by the next frame
+    extra = {"perception": {"doubts": [{"kind": "covers", "piece": "p7"}], "uncertain": ["p7"]}}
+    tracked, _, _ = tr.update(Scene((q,), (), extra), 1, 100.0)
+    assert tracked.pieces[0].id == "p1"
+    assert tracked.extra["perception"]["doubts"] == [{"kind": "covers", "piece": "p1"}]
+    assert tracked.extra["perception"]["uncertain"] == ["p1"]

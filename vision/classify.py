@@ -1,0 +1,393 @@
+"""Second stage: each pyramid detection re-classified (colour x size, or "not a piece") from a
+metric-scale crop of colour and height.
+
+Why a second stage (as ChessCog classifies each square after finding the board): in a single
+2-D image a near medium piece and a far large one look alike, which is the detector's main
+confusion. After calibration every pixel has a height above the table, so a crop resampled to a
+fixed size *in millimetres* (CROP_MM at the piece's depth) shows the piece at its true size, and
+a height channel shows how tall it stands. A small CNN reads that; it trains on the CPU in
+minutes (crops are 48 x 48), separately from the detector, and is evaluated on its own
+(`zendo eval-classifier`) and in the pipeline (`zendo eval`).
+
+Input channels (uint8 on disk, scaled here): R, G, B; height above the table (0.5 mm steps);
+depth valid; inside the detection box (which of the pieces in the crop is meant).
+Output: 15 pyramid classes (vision.classes order) and BACKGROUND (a false detection).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from .classes import CLASS_ID, PYRAMID_CLASSES
+from .detect import MODELS_DIR, Detections
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CLASSIFIER = MODELS_DIR / "zendo-cls.pt"
+CROP_MM = 96.0  # side of the window at the piece's depth: a large piece lying flat fits
+CROP_PX = 48
+HEIGHT_STEP_MM = 0.5
+N_CLASSES = len(PYRAMID_CLASSES) + 1
+BACKGROUND = len(PYRAMID_CLASSES)
+CHANNELS = 6
+
+
+class ClassifierError(RuntimeError):
+    """The classifier cannot run (missing or foreign weights); the message is one line."""
+
+
+# --------------------------------------------------------------------------- crops
+
+
+def box_depth_mm(depth_mm: np.ndarray, heights: np.ndarray, box) -> float:
+    """The camera distance of what the box shows: median depth of its points above the table
+    (the piece), or of all its valid points when nothing stands up (a piece seen edge-on)."""
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    h, w = depth_mm.shape
+    x0, x1 = max(0, x0), min(w, max(x1, x0 + 1))
+    y0, y1 = max(0, y0), min(h, max(y1, y0 + 1))
+    d = depth_mm[y0:y1, x0:x1]
+    up = (d > 0) & (heights[y0:y1, x0:x1] > 2.5)
+    if up.sum() >= 5:
+        return float(np.median(d[up]))
+    if (d > 0).any():
+        return float(np.median(d[d > 0]))
+    return float(np.median(depth_mm[depth_mm > 0])) if (depth_mm > 0).any() else 600.0
+
+
+def crops(rgb: np.ndarray, depth_mm: np.ndarray, heights: np.ndarray, valid: np.ndarray, fx: float,
+          boxes: np.ndarray) -> np.ndarray:
+    """(N, CHANNELS, CROP_PX, CROP_PX) uint8: each box's window of CROP_MM, centred on the box."""
+    import cv2
+
+    n = len(boxes)
+    out = np.zeros((n, CHANNELS, CROP_PX, CROP_PX), np.uint8)
+    if n == 0:
+        return out
+    hq = np.clip(np.where(valid, heights, 0.0) / HEIGHT_STEP_MM, 0, 255).astype(np.uint8)
+    val = valid.astype(np.uint8) * 255
+    h, w = depth_mm.shape
+    for i, box in enumerate(boxes):
+        x0, y0, x1, y1 = (float(v) for v in box)
+        z = box_depth_mm(depth_mm, heights, box)
+        side_px = CROP_MM * fx / max(z, 1.0)  # the window's side in image pixels
+        s = CROP_PX / side_px  # image px -> crop px
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        M = np.array([[s, 0, CROP_PX / 2 - s * cx], [0, s, CROP_PX / 2 - s * cy]], np.float32)
+        size = (CROP_PX, CROP_PX)
+        c = cv2.warpAffine(rgb, M, size, flags=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR,
+                           borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        out[i, :3] = c.transpose(2, 0, 1)
+        out[i, 3] = cv2.warpAffine(hq, M, size, flags=cv2.INTER_NEAREST, borderValue=0)
+        out[i, 4] = cv2.warpAffine(val, M, size, flags=cv2.INTER_NEAREST, borderValue=0)
+        bx0, by0 = s * (x0 - cx) + CROP_PX / 2, s * (y0 - cy) + CROP_PX / 2
+        bx1, by1 = s * (x1 - cx) + CROP_PX / 2, s * (y1 - cy) + CROP_PX / 2
+        out[i, 5, max(0, int(by0)):max(0, int(np.ceil(by1))), max(0, int(bx0)):max(0, int(np.ceil(bx1)))] = 255
+    return out
+
+
+def frame_crops(frame, table, boxes: np.ndarray) -> np.ndarray:
+    """Crops of a Frame's boxes, given its table calibration."""
+    from calibration.plane import height_map
+
+    pts, valid = height_map(frame, table)
+    return crops(frame.color, frame.depth_mm, pts[..., 2], valid, frame.intrinsics.fx, boxes)
+
+
+# --------------------------------------------------------------------------- the network
+
+
+def _net():
+    import torch.nn as nn
+
+    def block(a, b):
+        return [nn.Conv2d(a, b, 3, padding=1, bias=False), nn.BatchNorm2d(b), nn.ReLU(inplace=True)]
+
+    return nn.Sequential(
+        *block(CHANNELS, 24), *block(24, 32), nn.MaxPool2d(2),  # 24
+        *block(32, 64), nn.MaxPool2d(2),  # 12
+        *block(64, 96), nn.MaxPool2d(2),  # 6
+        *block(96, 128), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Dropout(0.2), nn.Linear(128, N_CLASSES),
+    )
+
+
+def to_tensor(x: np.ndarray):
+    """uint8 crops -> float tensor: colour and masks to 0..1, height to units of 50 mm."""
+    import torch
+
+    t = torch.from_numpy(np.ascontiguousarray(x)).float()
+    t[:, :3] /= 255.0
+    t[:, 3] *= HEIGHT_STEP_MM / 50.0
+    t[:, 4:] /= 255.0
+    return t
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The classifier's reading of one detection."""
+
+    class_id: int  # 0..14 a pyramid class, BACKGROUND for "not a piece"
+    confidence: float
+    runner_up: int
+    runner_up_p: float
+
+
+class PieceClassifier:
+    """Trained weights -> probabilities per crop; `refine` rewrites a frame's Detections."""
+
+    def __init__(self, weights: str | Path = DEFAULT_CLASSIFIER, *, background_p: float = 0.6):
+        import torch
+
+        weights = Path(weights)
+        if not weights.is_file():
+            raise ClassifierError(f"{weights}: no classifier weights (train them with `zendo train-classifier`)")
+        try:
+            blob = torch.load(weights, map_location="cpu", weights_only=True)
+            self.net = _net()
+            self.net.load_state_dict(blob["state_dict"])
+        except Exception as exc:  # a broken or foreign file
+            raise ClassifierError(f"{weights}: cannot load ({exc.__class__.__name__})") from None
+        self.net.eval()
+        self.weights = weights
+        self.background_p = background_p
+        torch.set_num_threads(max(1, torch.get_num_threads()))
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        import torch
+
+        if len(x) == 0:
+            return np.zeros((0, N_CLASSES), np.float32)
+        with torch.inference_mode():
+            return torch.softmax(self.net(to_tensor(x)), dim=1).numpy()
+
+    def verdicts(self, frame, table, detections: Detections) -> list[Verdict | None]:
+        """One verdict per detection (None for stones: the detector's word stands)."""
+        pyr = np.nonzero(detections.is_pyramid)[0]
+        out: list[Verdict | None] = [None] * len(detections)
+        if len(pyr) == 0:
+            return out
+        p = self.probabilities(frame_crops(frame, table, detections.xyxy[pyr]))
+        order = np.argsort(-p, axis=1)
+        for j, k in enumerate(pyr):
+            a, b = int(order[j, 0]), int(order[j, 1])
+            out[k] = Verdict(a, float(p[j, a]), b, float(p[j, b]))
+        return out
+
+    def refine(self, frame, table, detections: Detections) -> tuple[Detections, list[Verdict | None]]:
+        """Pyramid detections get the classifier's colour x size; confident "not a piece" ones go."""
+        v = self.verdicts(frame, table, detections)
+        cls = detections.class_id.copy()
+        conf = detections.confidence.copy()
+        keep = np.ones(len(detections), bool)
+        for k, vk in enumerate(v):
+            if vk is None:
+                continue
+            if vk.class_id == BACKGROUND:
+                if vk.confidence >= self.background_p:
+                    keep[k] = False
+                    continue
+                cls[k], p = vk.runner_up, vk.runner_up_p  # unsure it is nothing: its best pyramid class
+            else:
+                cls[k], p = vk.class_id, vk.confidence
+            conf[k] = min(float(conf[k]), p) if p < 0.5 else float(conf[k])
+        refined = replace(detections, class_id=cls, confidence=conf)[keep]
+        return refined, [vk for vk, kk in zip(v, keep) if kk]
+
+
+def load_classifier(weights: str | Path | None = None) -> PieceClassifier | None:
+    """The committed classifier when it is there (the pipeline runs without it, on the detector's
+    classes alone, when it is not)."""
+    path = Path(weights) if weights else DEFAULT_CLASSIFIER
+    if weights is None and not path.is_file():
+        return None
+    return PieceClassifier(path)
+
+
+# --------------------------------------------------------------------------- training data
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(a), len(b)) IoU of xyxy boxes."""
+    x0 = np.maximum(a[:, None, 0], b[None, :, 0])
+    y0 = np.maximum(a[:, None, 1], b[None, :, 1])
+    x1 = np.minimum(a[:, None, 2], b[None, :, 2])
+    y1 = np.minimum(a[:, None, 3], b[None, :, 3])
+    inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
+    area = lambda z: (z[:, 2] - z[:, 0]) * (z[:, 3] - z[:, 1])  # noqa: E731
+    return inter / np.maximum(area(a)[:, None] + area(b)[None] - inter, 1e-9)
+
+
+def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Crops and labels from one render folder with truth.json: the detector's boxes (labelled by
+    the truth box they overlap, or BACKGROUND), and each visible truth box with a few jittered
+    copies (boxes a detector might draw)."""
+    from calibration.plane import fit_table, height_map
+
+    from .frames import RenderFolderSource
+
+    frame = next(iter(RenderFolderSource(folder).frames()))
+    truth = json.loads((folder / "truth.json").read_text())
+    objs = [o for o in truth["objects"] if o["kind"] == "piece" and o["visible_px"] >= 12]
+    tboxes = np.array([o["box"] for o in objs], np.float32).reshape(-1, 4)
+    tcls = np.array([CLASS_ID.get(f"{o['color']}_{o['size']}", -1) for o in objs])
+    table, _ = fit_table(frame)
+    pts, valid = height_map(frame, table)
+    boxes, labels = [], []
+    det = detector(frame.color)
+    det = det[det.is_pyramid]
+    if len(det):
+        iou = _iou(det.xyxy, tboxes) if len(tboxes) else np.zeros((len(det), 0))
+        for k in range(len(det)):
+            j = int(np.argmax(iou[k])) if iou.shape[1] else -1
+            best = float(iou[k, j]) if j >= 0 else 0.0
+            if best >= 0.5 and tcls[j] >= 0:
+                boxes.append(det.xyxy[k]); labels.append(int(tcls[j]))
+            elif best < 0.2:
+                boxes.append(det.xyxy[k]); labels.append(BACKGROUND)
+    for j in range(len(tboxes)):
+        if tcls[j] < 0:
+            continue
+        w = max(tboxes[j, 2] - tboxes[j, 0], 2.0)
+        h = max(tboxes[j, 3] - tboxes[j, 1], 2.0)
+        for _ in range(jitter):
+            d = rng.normal(0, 0.08, 4) * np.array([w, h, w, h])
+            boxes.append(tboxes[j] + d); labels.append(int(tcls[j]))
+    if not boxes:
+        return np.zeros((0, CHANNELS, CROP_PX, CROP_PX), np.uint8), np.zeros(0, np.int64)
+    x = crops(frame.color, frame.depth_mm, pts[..., 2], valid, frame.intrinsics.fx, np.array(boxes, np.float32))
+    return x, np.array(labels, np.int64)
+
+
+def build_examples(folders: Iterable[Path], detector, seed: int = 0, progress: bool = True
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    folders = list(folders)
+    if progress:
+        from tqdm import tqdm
+
+        folders = tqdm(folders, desc="crops", leave=False)
+    xs, ys = [], []
+    for f in folders:
+        x, y = folder_examples(Path(f), detector, rng)
+        xs.append(x); ys.append(y)
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def render_folders(root: str | Path) -> list[Path]:
+    """Every render folder with truth under root (any depth), in name order."""
+    return sorted(p.parent for p in Path(root).rglob("truth.json"))
+
+
+# --------------------------------------------------------------------------- training
+
+
+def _augment(x, rng_t):
+    """Flips and quarter turns (a piece looks the same turned, the crop is square) and a colour
+    jitter of the whole crop (lighting, white balance)."""
+    import torch
+
+    k = int(torch.randint(0, 4, (1,), generator=rng_t))
+    x = torch.rot90(x, k, dims=(2, 3))
+    if bool(torch.randint(0, 2, (1,), generator=rng_t)):
+        x = torch.flip(x, dims=(3,))
+    gain = 1.0 + 0.15 * (torch.rand((x.shape[0], 3, 1, 1), generator=rng_t) - 0.5) * 2
+    x[:, :3] = (x[:, :3] * gain).clamp(0, 1)
+    return x
+
+
+def train(x: np.ndarray, y: np.ndarray, *, epochs: int = 12, batch: int = 128, lr: float = 3e-3, seed: int = 0,
+          val: tuple[np.ndarray, np.ndarray] | None = None, progress: bool = True) -> tuple[dict, list[dict]]:
+    """Train from scratch; returns the state dict of the final epoch and a per-epoch history."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    net = _net()
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    steps = epochs * int(np.ceil(len(x) / batch))
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(steps, 1))
+    history = []
+    for ep in range(epochs):
+        net.train()
+        perm = torch.randperm(len(x), generator=g).numpy()
+        tot, n = 0.0, 0
+        it = range(0, len(x), batch)
+        if progress:
+            from tqdm import tqdm
+
+            it = tqdm(it, desc=f"epoch {ep + 1}/{epochs}", leave=False)
+        for i in it:
+            idx = perm[i:i + batch]
+            xb = _augment(to_tensor(x[idx]), g)
+            yb = torch.from_numpy(y[idx])
+            loss = F.cross_entropy(net(xb), yb, label_smoothing=0.05)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot += float(loss.detach()) * len(idx)
+            n += len(idx)
+        row = {"epoch": ep + 1, "loss": round(tot / max(n, 1), 4)}
+        if val is not None:
+            row["val_accuracy_pct"] = round(100 * accuracy(net, *val), 2)
+        history.append(row)
+        log.info("classifier %s", row)
+    return net.state_dict(), history
+
+
+def accuracy(net, x: np.ndarray, y: np.ndarray, batch: int = 512) -> float:
+    import torch
+
+    net.eval()
+    right = 0
+    with torch.inference_mode():
+        for i in range(0, len(x), batch):
+            right += int((net(to_tensor(x[i:i + batch])).argmax(1).numpy() == y[i:i + batch]).sum())
+    return right / max(len(x), 1)
+
+
+def save(state_dict: dict, path: str | Path, meta: dict) -> Path:
+    import torch
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"state_dict": state_dict, "meta": meta}, path)
+    return path
+
+
+def score(clf: PieceClassifier, x: np.ndarray, y: np.ndarray, sure: float = 0.9) -> dict:
+    """The classifier's own figures on labelled crops: accuracy on pyramids (colour x size, colour,
+    size), on false detections, and how far its confidence can be trusted (accuracy above `sure`)."""
+    p = clf.probabilities(x)
+    pred = p.argmax(1)
+    top = p.max(1)
+    pyr = y != BACKGROUND
+    names = PYRAMID_CLASSES + ("background",)
+    colour = lambda c: np.array([names[i].split("_")[0] for i in c])  # noqa: E731
+    size = lambda c: np.array([names[i].split("_")[-1] for i in c])  # noqa: E731
+    conf: dict[str, int] = {}
+    for a, b in zip(y[pyr & (pred != y)], pred[pyr & (pred != y)]):
+        k = f"{names[a]}->{names[b]}"
+        conf[k] = conf.get(k, 0) + 1
+
+    def pct(m) -> float | None:
+        return round(100.0 * float(np.mean(m)), 2) if np.size(m) else None
+
+    return {
+        "crops": int(len(y)), "pyramid_crops": int(pyr.sum()), "background_crops": int((~pyr).sum()),
+        "color_size_accuracy_pct": pct(pred[pyr] == y[pyr]),
+        "color_accuracy_pct": pct(colour(pred[pyr]) == colour(y[pyr])),
+        "size_accuracy_pct": pct(size(pred[pyr]) == size(y[pyr])),
+        "background_recall_pct": pct(pred[~pyr] == BACKGROUND),
+        "pyramids_called_background_pct": pct(pred[pyr] == BACKGROUND),
+        f"share_above_{sure}_pct": pct(top >= sure),
+        f"accuracy_above_{sure}_pct": pct((pred == y)[top >= sure]),
+        "top_confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])[:8]),
+    }

@@ -1,0 +1,116 @@
+"""Perception's doubts about one frame (zendo/doubts.py says what each kind means for a mark).
+
+Why these four and where each comes from:
+- class: the classifier's runner-up is within reach (its probability at least CLASS_DOUBT_P),
+  or depth chose a size other than the image's: either reading may be the true one;
+- absent: the detector was unsure anything is there (confidence under ABSENT_CONF);
+- covers: a medium or large piece on the table over a cavity the camera cannot see into;
+- missed: above-table depth that no fitted piece's silhouette (nor a stone) explains, in a blob
+  big enough to be a piece the detector missed.
+The thresholds are set on the tuning set (seeds 900000-900059), not the held-out one.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from zendo.doubts import covers
+from zendo.pieces import PYRAMID_SIZES, outer_planes
+from zendo.scene import Scene
+
+from .classes import PYRAMID_CLASSES
+from .detect import Detections
+
+CLASS_DOUBT_P = 0.05
+ABSENT_CONF = 0.35
+MISSED_HEIGHT_MM = 5.0  # depth this far above the table is something standing there
+MISSED_MIN_PX = 40  # a blob this big could be a piece (the smallest visible piece shows ~60 px)
+STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
+EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece's
+
+
+def class_doubts(scene: Scene, fits, verdicts) -> list[dict]:
+    out = []
+    by_id = {p.id: p for p in scene.pieces}
+    for f in fits:
+        p = by_id.get(f.piece.id)
+        if p is None:
+            continue
+        seen = {(p.color, p.size)}
+        if f.size_from_detector and f.size_from_detector != p.size:
+            seen.add((p.color, f.size_from_detector))
+            out.append({"kind": "class", "piece": p.id, "color": p.color, "size": f.size_from_detector})
+        v = verdicts[f.detection] if verdicts is not None and 0 <= f.detection < len(verdicts) else None
+        if v is None:
+            continue
+        for cid, prob in ((v.class_id, v.confidence), (v.runner_up, v.runner_up_p)):
+            if cid >= len(PYRAMID_CLASSES) or prob < CLASS_DOUBT_P:
+                continue
+            color, size = PYRAMID_CLASSES[cid].split("_")
+            if (color, size) not in seen:
+                seen.add((color, size))
+                out.append({"kind": "class", "piece": p.id, "color": color, "size": size, "p": round(prob, 3)})
+    return out
+
+
+def absent_doubts(fits) -> list[dict]:
+    return [{"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3)}
+            for f in fits if f.confidence < ABSENT_CONF]
+
+
+def stone_mask(detections: Detections, shape) -> np.ndarray:
+    """Image pixels of the stones' boxes, grown a little: stones stand up but are no pieces."""
+    m = np.zeros(shape, bool)
+    pad = STONE_PAD_PX
+    for k in np.nonzero(~detections.is_pyramid)[0]:
+        x0, y0, x1, y1 = np.round(detections.xyxy[k]).astype(int)
+        m[max(0, y0 - pad):max(0, y1 + pad), max(0, x0 - pad):max(0, x1 + pad)] = True
+    return m
+
+
+def unexplained(scene: Scene, table_pts: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """Above-table pixels farther than EXPLAINED_MM outside every fitted piece's solid: in 3-D,
+    so a piece the detector missed shows even where a neighbour's box or silhouette covers it
+    (a piece stacked on another, two touching pieces in one box)."""
+    ys, xs = np.nonzero(up)
+    P = table_pts[ys, xs].astype(np.float64)
+    best = np.full(len(P), np.inf)
+    for p in scene.pieces:
+        near = np.linalg.norm(P - p.origin, axis=1) < PYRAMID_SIZES[p.size].bounding_radius + 2 * EXPLAINED_MM
+        if not near.any():
+            continue
+        n, d = outer_planes(p.size)
+        q = (P[near] - p.origin) @ p.matrix
+        best[near] = np.minimum(best[near], (q @ n.T - d).max(axis=1))
+    out = np.zeros(up.shape, bool)
+    out[ys, xs] = best > EXPLAINED_MM
+    return out
+
+
+def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray) -> list[dict]:
+    """Blobs of unexplained above-table depth, each as a place an unseen piece may stand."""
+    import cv2
+
+    up = valid & (table_pts[..., 2] > MISSED_HEIGHT_MM)
+    free = unexplained(scene, table_pts, up) & ~stone_mask(detections, up.shape)
+    if free.sum() < MISSED_MIN_PX:
+        return []
+    free = cv2.morphologyEx(free.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    n, lab, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=8)
+    out = []
+    for i in range(1, n):
+        if stats[i, cv2.CC_STAT_AREA] < MISSED_MIN_PX:
+            continue
+        pts = table_pts[lab == i]
+        xy = np.median(pts[:, :2], axis=0)
+        out.append({"kind": "missed", "at": [round(float(xy[0]), 1), round(float(xy[1]), 1)],
+                    "height_mm": round(float(np.percentile(pts[:, 2], 95)), 1), "pixels": int(stats[i, cv2.CC_STAT_AREA])})
+    return out
+
+
+def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts, table_pts: np.ndarray,
+                 valid: np.ndarray) -> list[dict]:
+    """Every doubt about one perceived frame, as plain dicts (zendo.doubts)."""
+    return (class_doubts(scene, fits, verdicts) + absent_doubts(fits) + covers(scene.pieces)
+            + missed_doubts(scene, detections, table_pts, valid))

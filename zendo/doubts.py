@@ -1,0 +1,141 @@
+"""Doubts: what a perceived koan might really be, and the marks that rest on it.
+
+Why: a camera's koan is a best reading, not the truth. Besides predicates near their decision
+boundary (facts.py: the judgment band), perception has doubts of its own, and each is a concrete
+alternative koan:
+
+- "class": a piece might be another colour or size (the classifier's runner-up was close);
+- "absent": a piece might not be there at all (a weak detection);
+- "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
+  table, or one lying flat), so a smaller piece may be hidden under it;
+- "missed": something stands on the table that no piece explains (a piece the detector missed).
+
+A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`); the
+Master then hears which doubt it rests on and can settle it ("nothing is under p3") like any
+other ruling. Doubts are plain dicts so they travel in a scene's `perception` block and the game
+log unchanged; this module knows nothing of cameras.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .facts import KoanFacts
+from .pieces import PYRAMID_SIZES, RAINBOW_COLORS, SIZES
+from .scene import Piece
+
+DOUBT_KINDS = ("class", "absent", "covers", "missed")
+COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
+
+
+def doubt_key(d: Mapping) -> tuple:
+    """A doubt's identity (for the Master's rulings): its kind and the piece or place it is about."""
+    if d["kind"] == "missed":
+        return ("missed",) + tuple(round(float(v)) for v in d["at"][:2])
+    return (d["kind"], d["piece"])
+
+
+def describe(d: Mapping) -> str:
+    """One line for the Master."""
+    k = d["kind"]
+    if k == "class":
+        return f"{d['piece']} may be {d['color']} {d['size']}"
+    if k == "absent":
+        return f"{d['piece']} may not be a piece"
+    if k == "covers":
+        return f"something may be hidden under {d['piece']}"
+    return f"an unseen piece may stand at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm"
+
+
+def covers(pieces: Sequence[Piece]) -> list[dict]:
+    """A "covers" doubt for each piece that could hide a smaller one: medium or large, on the
+    table, with its open base down or to the side (upright or lying)."""
+    out = []
+    for p in pieces:
+        if p.size == "small":
+            continue
+        if float(p.vertices[:, 2].min()) > COVER_HEIGHT_MM or p.axis[2] < -0.5:  # raised, or open upwards
+            continue
+        out.append({"kind": "covers", "piece": p.id})
+    return out
+
+
+def _nested(cover: Piece, size: str, pid: str, color: str) -> Piece:
+    """A smaller piece inside `cover`'s cavity: same axis and turn, resting on the table (upright
+    cover) or on the lower inner wall (lying cover)."""
+    inner = replace(cover, id=pid, size=size, color=color)
+    low = float(inner.vertices[:, 2].min())
+    wall = 0.0 if cover.axis[2] > 0.9 else 1.6
+    return replace(inner, position=tuple(map(float, inner.origin + np.array([0.0, 0.0, wall - low]))))
+
+
+def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece]]:
+    """The koans this doubt allows instead of `pieces` (each a list of pieces)."""
+    by_id = {p.id: p for p in pieces}
+    kind = doubt["kind"]
+    if kind == "class":
+        p = by_id.get(doubt["piece"])
+        if p is not None:
+            yield [replace(q, color=doubt["color"], size=doubt["size"]) if q.id == p.id else q for q in pieces]
+    elif kind == "absent":
+        if doubt["piece"] in by_id and len(pieces) > 1:
+            yield [q for q in pieces if q.id != doubt["piece"]]
+    elif kind == "covers":
+        p = by_id.get(doubt["piece"])
+        if p is None:
+            return
+        for size in SIZES:
+            if PYRAMID_SIZES[size].height >= PYRAMID_SIZES[p.size].height:
+                break
+            for color in RAINBOW_COLORS:
+                yield list(pieces) + [_nested(p, size, f"{p.id}-under", color)]
+    elif kind == "missed":
+        x, y = float(doubt["at"][0]), float(doubt["at"][1])
+        for size in SIZES:
+            for color in RAINBOW_COLORS:
+                yield list(pieces) + [Piece(f"m{round(x)}_{round(y)}", color, size, (x, y, 0.0))]
+
+
+def doubts_for(pieces: Sequence[Piece], doubts: Iterable[Mapping]) -> list[dict]:
+    """The doubts that concern this koan (its pieces, or places near them)."""
+    ids = {p.id for p in pieces}
+    xy = np.array([p.origin[:2] for p in pieces]) if pieces else np.zeros((0, 2))
+    out = []
+    for d in doubts:
+        if d["kind"] == "missed":
+            if len(xy) and float(np.min(np.linalg.norm(xy - np.asarray(d["at"][:2], float), axis=1))) <= d.get("near_mm", 60.0):
+                out.append(dict(d))
+        elif d.get("piece") in ids:
+            out.append(dict(d))
+    return out
+
+
+FactsOf = Callable[[Sequence[Piece]], KoanFacts]
+
+
+def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequence[Piece],
+                doubts: Iterable[Mapping], facts_of: FactsOf, settled: Iterable[tuple] = ()) -> list[dict]:
+    """The doubts under which the rule would mark this koan the other way.
+
+    Facts of an alternative are computed once per geometry: alternatives that differ only in a
+    piece's colour share relations, so only the piece's colour is swapped in its facts."""
+    settled = set(settled)
+    out = []
+    for d in doubts:
+        if doubt_key(d) in settled:
+            continue
+        cache: dict[tuple, KoanFacts] = {}
+        for alt in alternatives(pieces, d):
+            geo = tuple((q.id, q.size, q.position, q.rotation) for q in alt)
+            f = cache.get(geo)
+            if f is None:
+                f = cache[geo] = facts_of(alt)
+            colors = {q.id: q.color for q in alt}
+            if any(a.color != colors[a.id] for a in f.pieces):
+                f = replace(f, pieces=tuple(replace(a, color=colors[a.id]) for a in f.pieces))
+            if evaluate(f) != white:
+                out.append(dict(d))
+                break
+    return out
