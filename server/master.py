@@ -131,6 +131,18 @@ def ruling():
     return jsonify({"ok": True})
 
 
+@bp.post("/api/doubt")
+def doubt():
+    """The Master settles one of the camera's doubts about a koan (they have looked)."""
+    data = body()
+    key = data.get("key")
+    if not isinstance(key, list) or not 2 <= len(key) <= 3 or not all(isinstance(k, str) and len(k) < 64 for k in key):
+        raise GameError("'key' must be a doubt key (a list of names)")
+    svc = service()
+    svc.act(svc.game.settle_doubt, field(data, "koan", limit=20), key)
+    return jsonify({"ok": True})
+
+
 @bp.post("/api/auto-mark")
 def auto_mark():
     data = body()

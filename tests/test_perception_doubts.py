@@ -5,6 +5,8 @@ would give any alternative differently is a judgment call the Master hears about
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -185,3 +187,66 @@ def test_tracking_renames_the_doubts_to_the_tracks_pieces():
     assert tracked.pieces[0].id == "p1"
     assert tracked.extra["perception"]["doubts"] == [{"kind": "covers", "piece": "p1"}]
     assert tracked.extra["perception"]["uncertain"] == ["p1"]
+
+
+# ----------------------------------------------------------------------------- the game: the Master hears
+
+
+def camera_table() -> Scene:
+    """Two koans as a camera would report them: k1 a large blue over a cavity the camera cannot
+    see into and a small red beside it; k2 a lone medium green the classifier nearly called red."""
+    a = upright(Spec("p1", "blue", "large"), (-150, 0), 0)
+    b = upright(Spec("p2", "red", "small"), (-120, 0), 0)
+    c = upright(Spec("p3", "green", "medium"), (150, 0), 0)
+    doubts = covers([a, b, c]) + [{"kind": "class", "piece": "p3", "color": "red", "size": "medium", "p": 0.2}]
+    return Scene((a, b, c), (), {"perception": {"doubts": doubts}})
+
+
+EXACTLY_TWO = "a koan has the buddha nature if it contains exactly two pieces"
+
+
+def test_the_master_hears_which_doubt_a_mark_rests_on():
+    from zendo.game import Game
+
+    g = Game("t")
+    g.observe(camera_table())
+    g.set_rule(EXACTLY_TWO)
+    k1 = g.koan_of_piece("p1").id
+    row = {r["koan"]: r for r in g.master_state()["audit"]}[k1]
+    assert row["proposed"] == "white" and row["judgment_call"]
+    assert [d["text"] for d in row["doubts"]] == ["something may be hidden under p1"]
+    assert row["doubts"][0]["key"] == ["covers", "p1"]
+
+
+def test_a_doubt_the_master_settles_stops_the_judgment_call_and_is_kept_in_the_log():
+    from zendo.game import Game
+
+    g = Game("t")
+    g.observe(camera_table())
+    g.set_rule(EXACTLY_TWO)
+    k1 = g.koan_of_piece("p1").id
+    g.settle_doubt(k1, ["covers", "p1"])
+    row = {r["koan"]: r for r in g.master_state()["audit"]}[k1]
+    assert not row["judgment_call"] and row["doubts"] == []
+    again = Game.replay(g.events)
+    assert not again.proposed(k1).judgment_call
+
+
+def test_settling_a_doubt_the_camera_does_not_have_is_refused():
+    from zendo.game import Game, GameError
+
+    g = Game("t")
+    g.observe(camera_table())
+    with pytest.raises(GameError, match="no such doubt"):
+        g.settle_doubt(g.koan_of_piece("p1").id, ["covers", "p2"])
+
+
+def test_the_cameras_doubts_never_reach_a_student():
+    from zendo.game import Game
+
+    g = Game("t")
+    g.observe(camera_table())
+    g.set_rule(EXACTLY_TWO)
+    public = json.dumps(g.public_state())
+    assert "doubt" not in public and "hidden under" not in public
+    assert all("doubts" not in ev.data for ev in g.events)  # only in events' secret parts

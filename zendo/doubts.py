@@ -31,9 +31,9 @@ COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit o
 
 
 def doubt_key(d: Mapping) -> tuple:
-    """A doubt's identity (for the Master's rulings): its kind and the piece or place it is about."""
+    """A doubt's identity (for the Master's rulings, so all names): its kind and the piece or place."""
     if d["kind"] == "missed":
-        return ("missed",) + tuple(round(float(v)) for v in d["at"][:2])
+        return ("missed",) + tuple(f"{float(v):.0f}" for v in d["at"][:2])
     return (d["kind"], d["piece"])
 
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from .doubts import doubt_key, doubts_for
 from .facts import KoanFacts, Predicate
 from .koans import split_koans
 from .relations import RelationsConfig, koan_facts
@@ -73,6 +74,7 @@ class Verdict:
     judgment_call: bool
     borderline: list
     witnesses: list
+    doubts: list = field(default_factory=list)  # perception doubts (zendo.doubts) the mark rests on
 
 
 class RuleProblem(GameError):
@@ -119,10 +121,14 @@ class Referee:
     def evaluate(self, rule, facts: KoanFacts) -> bool:
         return bool(rule.evaluate(facts))
 
-    def mark(self, rule, facts: KoanFacts, rulings: Mapping) -> Verdict:
-        m = self._rules().mark(rule, facts, rulings=dict(rulings) or None)
+    def mark(self, rule, facts: KoanFacts, rulings: Mapping, pieces=(), doubts=(), facts_of=None) -> Verdict:
+        r = self._rules()
+        if doubts and facts_of is not None:
+            m = r.mark_perceived(rule, facts, list(pieces), list(doubts), facts_of, rulings=dict(rulings) or None)
+        else:
+            m = r.mark(rule, facts, rulings=dict(rulings) or None)
         return Verdict(str(m.mark), bool(m.judgment_call), list(getattr(m, "borderline", []) or []),
-                       [str(w) for w in (getattr(m, "witnesses", []) or [])])
+                       [str(w) for w in (getattr(m, "witnesses", []) or [])], list(getattr(m, "doubts", []) or []))
 
 
 # ----------------------------------------------------------------------------- records
@@ -146,6 +152,7 @@ class KoanRecord:
     active: bool = True
     counterexample_for: int | None = None
     judged: bool = False  # the Master's eyes only: its mark rested on a judgment call when made
+    doubts: list[dict] = field(default_factory=list)  # the camera's doubts about it (zendo.doubts), Master only
 
     @property
     def piece_ids(self) -> tuple[str, ...]:
@@ -395,6 +402,14 @@ class Game:
         unmarked, koans broken down, katsu on marked koans, stones beside each koan."""
         out: list[Event] = []
         groups = split_koans(scene)
+        seen_doubts = list(scene.extra.get("perception", {}).get("doubts", []))
+
+        def doubts(pieces: list[dict]) -> dict:
+            """The camera's doubts about these pieces: secret, the Master's alone."""
+            if not seen_doubts:
+                return {}
+            return {"doubts": doubts_for([by_id[p["id"]] for p in pieces if p["id"] in by_id], seen_doubts)}
+
         owner = {pid: k.id for k in self.koans.values() if k.active for pid in k.piece_ids}
         by_id = {p.id: p for p in scene.pieces}
         stone_color = {s.id: s.color for s in scene.stones}
@@ -416,7 +431,7 @@ class Game:
             rec = self.koans[k]
             if rec.mark is None and not self._in_mondo(k):
                 if not _same_pieces(rec.pieces, pieces):  # still being built, or rebuilt: no katsu
-                    out.append(self.emit("koan_changed", {"koan": k, "pieces": pieces}))
+                    out.append(self.emit("koan_changed", {"koan": k, "pieces": pieces}, doubts(pieces)))
             else:
                 out.extend(self._check_disturbed(rec, pieces))
         for n, g in enumerate(groups):
@@ -425,7 +440,7 @@ class Game:
                 pieces = _piece_dicts(by_id[i] for i in g.piece_ids)
                 out.append(self.emit("koan_built", {"koan": self._next_koan_id(), "pieces": pieces,
                                                     "built_by": self.turn if self.phase == "playing" else None,
-                                                    "snapshot": snapshot}))
+                                                    "snapshot": snapshot}, doubts(pieces)))
                 kid = out[-1].data["koan"]
                 group_koan[n] = kid
             stones = sorted(stone_color[s] for s in g.stone_ids)
@@ -466,7 +481,8 @@ class Game:
 
     def _on_koan_built(self, data, secret):
         self.koan_count += 1
-        rec = KoanRecord(data["koan"], list(data["pieces"]), data.get("built_by"), snapshot=data.get("snapshot"))
+        rec = KoanRecord(data["koan"], list(data["pieces"]), data.get("built_by"), snapshot=data.get("snapshot"),
+                         doubts=list(secret.get("doubts", [])))
         if data.get("counterexample_for") is not None:
             rec.counterexample_for = data["counterexample_for"]
         self.koans[rec.id] = rec
@@ -474,6 +490,7 @@ class Game:
 
     def _on_koan_changed(self, data, secret):
         self.koans[data["koan"]].pieces = list(data["pieces"])
+        self.koans[data["koan"]].doubts = list(secret.get("doubts", []))
         self.rulings.pop(data["koan"], None)
         self._facts.pop(data["koan"], None)
 
@@ -549,7 +566,10 @@ class Game:
         """The mark the secret rule gives this koan under the Master's rulings (None before a rule)."""
         if not self.rule_text:
             return None
-        return self.referee.mark(self.rule, self.facts(koan_id, with_rulings=False), self.rulings.get(koan_id, {}))
+        rec = self.koan(koan_id)
+        return self.referee.mark(self.rule, self.facts(koan_id, with_rulings=False), self.rulings.get(koan_id, {}),
+                                 rec.scene().pieces, rec.doubts,
+                                 lambda ps: koan_facts(koan_id, list(ps), self.relations))
 
     def borderline(self, koan_id: str) -> list[Predicate]:
         return self.facts(koan_id, with_rulings=False).borderline()
@@ -565,6 +585,15 @@ class Game:
         if value not in allowed:
             raise GameError("that is not a possible value of the predicate")
         self.emit("ruling", {}, {"koan": koan_id, "key": _key_out(k), "value": value, "by": by}, public=False)
+
+    def settle_doubt(self, koan_id: str, key: Iterable, by: str = "master") -> None:
+        """The Master has looked: this doubt of the camera's about the koan no longer makes a
+        judgment call (e.g. "nothing is under p3")."""
+        rec = self.koan(koan_id)
+        k = _key_in(key)
+        if k not in {doubt_key(d) for d in rec.doubts}:
+            raise GameError("the camera has no such doubt about that koan")
+        self.emit("ruling", {}, {"koan": koan_id, "key": _key_out(k), "value": "settled", "by": by}, public=False)
 
     def _on_ruling(self, data, secret):
         self.rulings.setdefault(secret["koan"], {})[_key_in(secret["key"])] = secret["value"]
@@ -621,7 +650,7 @@ class Game:
             return {"pins": self._pins(koan_id)}
         return {"proposed": verdict.mark, "judgment_call": verdict.judgment_call,
                 "borderline": _jsonable(verdict.borderline), "witnesses": verdict.witnesses,
-                "pins": self._pins(koan_id)}
+                "doubts": _jsonable(verdict.doubts), "pins": self._pins(koan_id)}
 
     def _on_koan_marked(self, data, secret):
         rec = self.koans[data["koan"]]
@@ -901,14 +930,16 @@ class Game:
         audit = []
         for rec in self.active_koans():
             row: dict = {"koan": rec.id, "mark": rec.mark, "stones": rec.stones_read, "proposed": None,
-                         "judgment_call": False, "judged": rec.judged, "borderline": [], "witnesses": [], "problems": []}
+                         "judgment_call": False, "judged": rec.judged, "borderline": [], "witnesses": [], "problems": [],
+                         "doubts": []}
             try:
                 v = self.proposed(rec.id)
             except Exception as exc:  # noqa: BLE001 - the Master sees what went wrong
                 row["problems"].append(f"cannot mark: {exc}")
                 v = None
             if v is not None:
-                row.update(proposed=v.mark, judgment_call=v.judgment_call, witnesses=v.witnesses)
+                row.update(proposed=v.mark, judgment_call=v.judgment_call, witnesses=v.witnesses,
+                           doubts=[{**d, "key": list(doubt_key(d))} for d in v.doubts])
             ruled = self.rulings.get(rec.id, {})
             for p in self.borderline(rec.id):
                 alt = p.alternative if p.alternative is not None else (not p.value)

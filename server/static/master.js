@@ -71,6 +71,10 @@
         btn(`rule ${b.alternative}`, () => act("/master/api/ruling", { koan: a.koan, key: b.key, value: b.alternative })),
         b.is_ruled ? null : btn(`rule ${b.value}`, () => act("/master/api/ruling", { koan: a.koan, key: b.key, value: b.value }))));
     }
+    for (const d of a.doubts || []) {
+      judgment.push(Z.el("div", { class: "small" }, `camera: ${d.text} `,
+        btn("I have looked: settled", () => act("/master/api/doubt", { koan: a.koan, key: d.key }))));
+    }
     const problems = a.problems.map((p) => Z.el("div", { class: "problem-text" }, p));
     return Z.el("tr", { class: a.problems.length ? "problem" : null },
       Z.el("td", {}, a.koan),

@@ -36,8 +36,11 @@ class Mark:
         return hash((self.koan_id, self.mark, self.judgment_call, tuple(self.witnesses)))
 
     def to_dict(self) -> dict:
-        return {"id": self.koan_id, "mark": self.mark, "judgment_call": self.judgment_call,
-                "borderline": list(self.borderline), "witnesses": list(self.witnesses), "doubts": list(self.doubts)}
+        out = {"id": self.koan_id, "mark": self.mark, "judgment_call": self.judgment_call,
+               "borderline": list(self.borderline), "witnesses": list(self.witnesses)}
+        if self.doubts:  # only a perceived koan has doubts; an exact one keeps the plain shape
+            out["doubts"] = list(self.doubts)
+        return out
 
 
 def _key(k) -> tuple:
