@@ -84,7 +84,7 @@ def test_a_raised_piece_or_one_open_upwards_covers_nothing():
 def test_the_hidden_piece_is_smaller_and_inside_its_cover():
     cover = lone(size="large")
     alts = list(alternatives([cover], {"kind": "covers", "piece": "p1"}))
-    assert len(alts) == 2 * 5  # small or medium, in any of the five colours
+    assert len(alts) == 2 * 2 * 5  # small or medium, centred or against a wall, in any of the five colours
     for alt in alts:
         hidden = alt[-1]
         assert hidden.size in ("small", "medium")
@@ -250,3 +250,31 @@ def test_the_cameras_doubts_never_reach_a_student():
     public = json.dumps(g.public_state())
     assert "doubt" not in public and "hidden under" not in public
     assert all("doubts" not in ev.data for ev in g.events)  # only in events' secret parts
+
+
+def _fit(piece, confidence=0.9, detection=0, size_from_detector=None):
+    from vision.pose import PieceFit
+
+    return PieceFit(piece, 1.0, 100, 0.0, "upright", confidence, detection, size_from_detector)
+
+
+def test_the_classifiers_close_runner_up_and_a_size_depth_overruled_are_class_doubts():
+    from vision.classes import CLASS_ID
+    from vision.classify import Verdict
+    from vision.doubts import CLASS_DOUBT_P, class_doubts
+
+    p = Piece("p1", "red", "large", (0.0, 0.0, 0.0))
+    fit = _fit(p, size_from_detector="medium")  # the image said medium, depth said large
+    close = Verdict(CLASS_ID["red_medium"], 0.7, CLASS_ID["yellow_medium"], CLASS_DOUBT_P + 0.1)
+    got = class_doubts(Scene((p,)), [fit], [close])
+    assert [(d["color"], d["size"]) for d in got] == [("red", "medium"), ("yellow", "medium")]
+    far = Verdict(CLASS_ID["red_large"], 0.99, CLASS_ID["red_medium"], CLASS_DOUBT_P / 10)
+    assert class_doubts(Scene((p,)), [_fit(p)], [far]) == []
+
+
+def test_a_weak_detection_is_an_absent_doubt():
+    from vision.doubts import ABSENT_CONF, absent_doubts
+
+    p = Piece("p1", "red", "large", (0.0, 0.0, 0.0))
+    assert [d["kind"] for d in absent_doubts([_fit(p, ABSENT_CONF - 0.05)])] == ["absent"]
+    assert absent_doubts([_fit(p, ABSENT_CONF + 0.05)]) == []

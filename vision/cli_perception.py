@@ -94,6 +94,9 @@ def perceive(source: str, weights: str | None, cal_path: str | None, max_frames:
         unc = last.scene.extra.get("perception", {}).get("uncertain", [])
         if unc and last.frame_index == 0:
             doc["uncertain"] = unc
+        doubts = scene.extra.get("perception", {}).get("doubts", [])
+        if doubts:  # what the camera may have got wrong (zendo/doubts.py); readers ignore extra keys
+            doc["doubts"] = doubts
     click.echo(json.dumps(doc, indent=2))
 
 

@@ -177,8 +177,12 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
         pkoans = split_koans(pscene)
     except Exception:
         pkoans = []
+    out["koans_out_of_view"] = 0
     for k in tkoans:
         tpieces = k.pieces(tscene)
+        if not any(visible.get(i, 0) > 0 for i in k.piece_ids):
+            out["koans_out_of_view"] += 1  # the camera cannot see it at all: nothing to perceive or mark
+            continue
         tf = koan_facts(k.id, tpieces, cfg_t)
         # the perceived koan that holds most of these pieces
         best, overlap = None, 0
@@ -217,22 +221,27 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
                     continue  # the truth itself is a judgment call: not scored
                 wrong = mp is None or mp.mark != mt.mark
                 flagged = mp is not None and mp.judgment_call
-                out["marks"].append((wrong, flagged, cause))
+                if wrong and not flagged and log.isEnabledFor(logging.DEBUG):
+                    log.debug("unflagged wrong mark (%s): %s | truth %s | seen %s | doubts %s", cause, text,
+                              [(p.id, p.color, p.size, visible.get(p.id, 0)) for p in tpieces],
+                              [(p.id, p.color, p.size) for p in ppieces], kdoubts)
+                why = tuple(sorted({d["kind"] for d in mp.doubts} | ({"band"} if mp.borderline else set()))) if mp else ()
+                out["marks"].append((wrong, flagged, cause, why))
     return out
 
 
-WRONG_CAUSES = ("hidden piece", "missed piece", "colour or size", "extra piece", "pose")
+WRONG_CAUSES = ("missed piece", "hidden piece", "colour or size", "extra piece", "pose")
 
 
 def _wrong_cause(truth_ids, by_id: dict, truth_by_id: dict, visible: dict, perceived_ids) -> str:
     """What a koan's perception got wrong first, in the order that explains a wrong mark best:
-    a piece the camera cannot see, a visible piece missed, a wrong colour or size, a piece that is
-    not there, else the poses (relations)."""
+    a visible piece missed, a piece the camera cannot see (under another, or behind), a wrong
+    colour or size, a piece that is not there, else the poses (relations)."""
     missing = [i for i in truth_ids if i not in by_id]
-    if any(visible.get(i, 0) < MIN_VISIBLE_PX for i in missing):
-        return "hidden piece"
-    if missing:
+    if any(visible.get(i, 0) >= MIN_VISIBLE_PX for i in missing):
         return "missed piece"
+    if missing:
+        return "hidden piece"
     if any((by_id[i].color, by_id[i].size) != (truth_by_id[i].color, truth_by_id[i].size) for i in truth_ids):
         return "colour or size"
     if set(perceived_ids) - set(truth_ids):
@@ -248,7 +257,8 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
     """Figures from the per-frame tallies: the JSON `zendo eval` prints."""
     tot = {k: sum(f[k] for f in frames) for k in ("n_pred", "n_truth", "n_truth_visible", "matched",
                                                    "matched_visible", "cls_ok", "color_ok", "size_ok",
-                                                   "orient_ok", "orient_n", "rel_ok", "rel_n", "uncertain")}
+                                                   "orient_ok", "orient_n", "rel_ok", "rel_n", "uncertain",
+                                                   "koans_out_of_view")}
     pos = np.array([e for f in frames for e in f["pos_err"]])
     ax = np.array([e for f in frames for e in f["axis_err"]])
     marks = [m for f in frames for m in f["marks"]]
@@ -287,6 +297,7 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
         "axis_over_10deg_by_kind": {k: {"pieces": n, "share_pct": _pct(b, n)} for k, (n, b) in sorted(kinds.items())},
         "relation_accuracy_outside_band_pct": _pct(tot["rel_ok"], tot["rel_n"]),
         "relations_scored": tot["rel_n"],
+        "koans_out_of_view": tot["koans_out_of_view"],
         "marks": {"scored": len(marks), "accuracy_pct": _pct(len(marks) - len(wrong), len(marks)),
                   "wrong": len(wrong), "wrong_flagged_pct": _pct(sum(1 for m in wrong if m[1]), len(wrong)),
                   "wrong_unflagged": sum(1 for m in wrong if not m[1]),
@@ -295,6 +306,9 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
                                      "flagged_pct": _pct(sum(1 for m in wrong if m[2] == c and m[1]),
                                                          sum(1 for m in wrong if m[2] == c))}
                                  for c in WRONG_CAUSES},
+        "flagged_by": {k: {"wrong_marks": sum(1 for m in wrong if k in m[3]),
+                           "right_marks": sum(1 for m in marks if not m[0] and k in m[3])}
+                       for k in ("band", "class", "absent", "covers", "missed")},
         "flagged_uncertain_pieces": tot["uncertain"],
         "top_confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])[:8]),
         "latency": stage,

@@ -23,11 +23,12 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .facts import KoanFacts
-from .pieces import PYRAMID_SIZES, RAINBOW_COLORS, SIZES
+from .pieces import PYRAMID_SIZES, RAINBOW_COLORS, SIZES, WALL_MM, inner_planes, outer_vertices
 from .scene import Piece
 
 DOUBT_KINDS = ("class", "absent", "covers", "missed")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
+TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 
 
 def doubt_key(d: Mapping) -> tuple:
@@ -62,13 +63,27 @@ def covers(pieces: Sequence[Piece]) -> list[dict]:
     return out
 
 
-def _nested(cover: Piece, size: str, pid: str, color: str) -> Piece:
-    """A smaller piece inside `cover`'s cavity: same axis and turn, resting on the table (upright
-    cover) or on the lower inner wall (lying cover)."""
+def _nested(cover: Piece, size: str, pid: str, color: str, against_wall: bool) -> Piece:
+    """A smaller piece inside `cover`'s cavity, same axis and turn: in the middle, or slid
+    sideways until it rests against an inner wall (then the two touch). Upright covers keep it on
+    the table; a lying cover's lower wall holds it."""
     inner = replace(cover, id=pid, size=size, color=color)
+    if against_wall:
+        n, d = inner_planes(cover.size)
+        v = outer_vertices(size)  # the hidden piece in the cover's frame, centred
+        # slide along the cover's local x (or, lying, towards its lower side) to the nearest wall
+        local = np.array([1.0, 0.0, 0.0])
+        if cover.axis[2] <= 0.9:
+            down = cover.matrix.T @ np.array([0.0, 0.0, -1.0])
+            local = np.array([down[0], down[1], 0.0]) / max(float(np.hypot(down[0], down[1])), 1e-9)
+        room = [(d[f] - v @ n[f]).min() / (n[f] @ local) for f in range(4) if n[f] @ local > 1e-9]
+        shift = max(0.0, min(room) + TOUCH_INTO_MM) if room else 0.0
+        inner = replace(inner, position=tuple(map(float, inner.origin + cover.matrix @ (local * shift))))
     low = float(inner.vertices[:, 2].min())
-    wall = 0.0 if cover.axis[2] > 0.9 else 1.6
-    return replace(inner, position=tuple(map(float, inner.origin + np.array([0.0, 0.0, wall - low]))))
+    floor = 0.0 if cover.axis[2] > 0.9 else WALL_MM
+    if cover.axis[2] > 0.9 or (low < floor and not against_wall):
+        inner = replace(inner, position=tuple(map(float, inner.origin + np.array([0.0, 0.0, floor - low]))))
+    return inner
 
 
 def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece]]:
@@ -89,8 +104,10 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         for size in SIZES:
             if PYRAMID_SIZES[size].height >= PYRAMID_SIZES[p.size].height:
                 break
-            for color in RAINBOW_COLORS:
-                yield list(pieces) + [_nested(p, size, f"{p.id}-under", color)]
+            for against_wall in (False, True):
+                hidden = _nested(p, size, f"{p.id}-under", "red", against_wall)
+                for color in RAINBOW_COLORS:
+                    yield list(pieces) + [replace(hidden, color=color)]
     elif kind == "missed":
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         for size in SIZES:
