@@ -278,3 +278,15 @@ def test_a_weak_detection_is_an_absent_doubt():
     p = Piece("p1", "red", "large", (0.0, 0.0, 0.0))
     assert [d["kind"] for d in absent_doubts([_fit(p, ABSENT_CONF - 0.05)])] == ["absent"]
     assert absent_doubts([_fit(p, ABSENT_CONF + 0.05)]) == []
+
+
+def test_something_the_camera_could_not_read_away_from_every_koan_is_told_to_the_master_alone():
+    from zendo.game import Game
+
+    table = camera_table()
+    far = {"kind": "missed", "at": [0.0, 300.0], "pixels": 80}
+    seen = Scene(table.pieces, (), {"perception": {"doubts": table.extra["perception"]["doubts"] + [far]}})
+    g = Game("t")
+    g.observe(seen)
+    assert [d["text"] for d in g.master_state()["camera_doubts"]] == ["an unseen piece may stand at (0, 300) mm"]
+    assert "camera_doubts" not in g.public_state() and "unseen" not in json.dumps(g.public_state())

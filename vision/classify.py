@@ -35,6 +35,7 @@ HEIGHT_STEP_MM = 0.5
 N_CLASSES = len(PYRAMID_CLASSES) + 1
 BACKGROUND = len(PYRAMID_CLASSES)
 CHANNELS = 6
+STONE_TALL_MM = 10.0  # a marking stone is about 6 mm tall; more than this in the middle of its box is a pyramid
 
 
 class ClassifierError(RuntimeError):
@@ -89,6 +90,15 @@ def crops(rgb: np.ndarray, depth_mm: np.ndarray, heights: np.ndarray, valid: np.
         bx1, by1 = s * (x1 - cx) + CROP_PX / 2, s * (y1 - cy) + CROP_PX / 2
         out[i, 5, max(0, int(by0)):max(0, int(np.ceil(by1))), max(0, int(bx0)):max(0, int(np.ceil(bx1)))] = 255
     return out
+
+
+def stands_tall(heights: np.ndarray, valid: np.ndarray, box) -> bool:
+    """Whether the middle of a box stands higher than a marking stone can (STONE_TALL_MM)."""
+    x0, y0, x1, y1 = (float(v) for v in box)
+    cx, cy, hw, hh = (x0 + x1) / 2, (y0 + y1) / 2, max((x1 - x0) / 4, 1.0), max((y1 - y0) / 4, 1.0)
+    ys, xs = slice(max(0, int(cy - hh)), int(np.ceil(cy + hh))), slice(max(0, int(cx - hw)), int(np.ceil(cx + hw)))
+    h = heights[ys, xs][valid[ys, xs]]
+    return len(h) >= 5 and float(np.median(h)) > STONE_TALL_MM
 
 
 def frame_crops(frame, table, boxes: np.ndarray) -> np.ndarray:
@@ -167,20 +177,32 @@ class PieceClassifier:
             return torch.softmax(self.net(to_tensor(x)), dim=1).numpy()
 
     def verdicts(self, frame, table, detections: Detections) -> list[Verdict | None]:
-        """One verdict per detection (None for stones: the detector's word stands)."""
-        pyr = np.nonzero(detections.is_pyramid)[0]
+        """One verdict per pyramid detection, and per "stone" that stands too tall to be one (a
+        small pyramid seen from above can pass for a stone); None where the detector's word stands."""
+        from calibration.plane import height_map
+
+        pts, valid = height_map(frame, table)
+        heights = pts[..., 2]
+        ask = np.array([bool(detections.is_pyramid[k]) or stands_tall(heights, valid, detections.xyxy[k])
+                        for k in range(len(detections))], bool)
+        idx = np.nonzero(ask)[0]
         out: list[Verdict | None] = [None] * len(detections)
-        if len(pyr) == 0:
+        if len(idx) == 0:
             return out
-        p = self.probabilities(frame_crops(frame, table, detections.xyxy[pyr]))
-        order = np.argsort(-p, axis=1)
-        for j, k in enumerate(pyr):
-            a, b = int(order[j, 0]), int(order[j, 1])
+        p = self.probabilities(crops(frame.color, frame.depth_mm, heights, valid, frame.intrinsics.fx,
+                                     detections.xyxy[idx]))
+        for j, k in enumerate(idx):
+            if not detections.is_pyramid[k]:
+                p[j, BACKGROUND] = 0.0  # something stands there: the question is only which pyramid
+                p[j] /= max(float(p[j].sum()), 1e-9)
+            order = np.argsort(-p[j])
+            a, b = int(order[0]), int(order[1])
             out[k] = Verdict(a, float(p[j, a]), b, float(p[j, b]))
         return out
 
     def refine(self, frame, table, detections: Detections) -> tuple[Detections, list[Verdict | None]]:
-        """Pyramid detections get the classifier's colour x size; confident "not a piece" ones go."""
+        """Pyramid detections get the classifier's colour x size; confident "not a piece" ones go;
+        a "stone" that stands too tall becomes the pyramid the classifier reads."""
         v = self.verdicts(frame, table, detections)
         cls = detections.class_id.copy()
         conf = detections.confidence.copy()

@@ -208,6 +208,8 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
         if rules:
             rule_list, mark, mark_perceived = rules
             kdoubts = doubts_for(ppieces, doubts) if ppieces else []
+            # nothing perceived here: the Master is still told if the camera saw something it could not read
+            unread = not ppieces and bool(doubts_for(tpieces, [d for d in doubts if d["kind"] == "missed"]))
             cause = _wrong_cause(k.piece_ids, by_id, {p.id: p for p in tpieces}, visible,
                                  best.piece_ids if best else ())
             for text, rule in rule_list:
@@ -220,7 +222,7 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
                 if mt.judgment_call:
                     continue  # the truth itself is a judgment call: not scored
                 wrong = mp is None or mp.mark != mt.mark
-                flagged = mp is not None and mp.judgment_call
+                flagged = (mp is not None and mp.judgment_call) or unread
                 if wrong and not flagged and log.isEnabledFor(logging.DEBUG):
                     log.debug("unflagged wrong mark (%s): %s | truth %s | seen %s | doubts %s", cause, text,
                               [(p.id, p.color, p.size, visible.get(p.id, 0)) for p in tpieces],

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .doubts import doubt_key, doubts_for
+from .doubts import describe as describe_doubt, doubt_key, doubts_for
 from .facts import KoanFacts, Predicate
 from .koans import split_koans
 from .relations import RelationsConfig, koan_facts
@@ -274,6 +274,7 @@ class Game:
         self.order: list[str] = []
         self.turn: str | None = None
         self.koans: dict[str, KoanRecord] = {}
+        self.loose_doubts: list[dict] = []  # the camera's latest "missed" doubts far from every koan (not logged)
         self.koan_count = 0
         self.mondo: Mondo | None = None
         self.requests: list[dict] = []  # "Master!" calls waiting for a mark
@@ -403,6 +404,8 @@ class Game:
         out: list[Event] = []
         groups = split_koans(scene)
         seen_doubts = list(scene.extra.get("perception", {}).get("doubts", []))
+        # places the camera saw something it could not read, away from every koan: the Master's eyes only
+        self.loose_doubts = [d for d in seen_doubts if d["kind"] == "missed" and not doubts_for(scene.pieces, [d])]
 
         def doubts(pieces: list[dict]) -> dict:
             """The camera's doubts about these pieces: secret, the Master's alone."""
@@ -948,6 +951,7 @@ class Game:
             row["problems"] += _audit_problems(rec, row["proposed"])
             audit.append(row)
         st["audit"] = audit
+        st["camera_doubts"] = [{**d, "text": describe_doubt(d)} for d in self.loose_doubts]
         st["katsu_detail"] = [{"id": k.id, "koan": k.koan_id, "open": k.open, "how": k.how,
                                "before": k.before, "after": k.after} for k in self.katsu]
         st["guesses"] = [{**_public_guess(g), "official": g.status == "official"} for g in self.guesses[-20:]]

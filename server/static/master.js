@@ -131,6 +131,9 @@
     $("auto-mark").checked = !!s.auto_mark;
     const fs = $("feed-status");
     fs.hidden = !s.feed.status; fs.textContent = s.feed.status || "";
+    const cd = $("camera-doubts"), loose = s.camera_doubts || [];
+    cd.hidden = !loose.length;
+    cd.replaceChildren(...loose.map((d) => Z.el("li", {}, `camera: ${d.text} (no koan there that it could read)`)));
     $("audit").querySelector("tbody").replaceChildren(...s.audit.map(auditRow));
     // requests
     $("requests-card").hidden = !s.requests.length;
