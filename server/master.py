@@ -118,12 +118,18 @@ def mondo_reveal():
     return jsonify(service().reveal(field(data, "color", required=False, limit=10)))
 
 
+def names_key(data: dict, longest: int, what: str) -> list[str]:
+    """A posted key: a short list of short names (a predicate's, or a doubt's)."""
+    key = data.get("key")
+    if not isinstance(key, list) or not 1 <= len(key) <= longest or not all(isinstance(k, str) and len(k) < 64 for k in key):
+        raise GameError(f"'key' must be a {what} key (a list of names)")
+    return key
+
+
 @bp.post("/api/ruling")
 def ruling():
     data = body()
-    key = data.get("key")
-    if not isinstance(key, list) or not 1 <= len(key) <= 4 or not all(isinstance(k, str) and len(k) < 64 for k in key):
-        raise GameError("'key' must be a predicate key (a list of names)")
+    key = names_key(data, 4, "predicate")
     if "value" not in data or not isinstance(data["value"], (bool, str)):
         raise GameError("'value' must be true, false or a name")
     svc = service()
@@ -135,9 +141,7 @@ def ruling():
 def doubt():
     """The Master settles one of the camera's doubts about a koan (they have looked)."""
     data = body()
-    key = data.get("key")
-    if not isinstance(key, list) or not 2 <= len(key) <= 3 or not all(isinstance(k, str) and len(k) < 64 for k in key):
-        raise GameError("'key' must be a doubt key (a list of names)")
+    key = names_key(data, 3, "doubt")
     svc = service()
     svc.act(svc.game.settle_doubt, field(data, "koan", limit=20), key)
     return jsonify({"ok": True})

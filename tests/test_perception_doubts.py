@@ -290,3 +290,20 @@ def test_something_the_camera_could_not_read_away_from_every_koan_is_told_to_the
     g.observe(seen)
     assert [d["text"] for d in g.master_state()["camera_doubts"]] == ["an unseen piece may stand at (0, 300) mm"]
     assert "camera_doubts" not in g.public_state() and "unseen" not in json.dumps(g.public_state())
+
+
+def test_the_master_settles_a_doubt_from_the_dashboard_and_a_bad_key_is_one_line():
+    from server.testing import JsonClient, make_app
+
+    app = make_app(EXACTLY_TWO, scene=camera_table())
+    master = JsonClient(app).master()
+    rows = {r["koan"]: r for r in master.get("/master/api/state").get_json()["audit"]}
+    k1 = next(k for k, r in rows.items() if r["doubts"])
+    assert rows[k1]["judgment_call"] and rows[k1]["doubts"][0]["text"] == "something may be hidden under p1"
+    assert master.post("/master/api/doubt", {"koan": k1, "key": ["covers", "p1"]}).status_code == 200
+    rows = {r["koan"]: r for r in master.get("/master/api/state").get_json()["audit"]}
+    assert not rows[k1]["judgment_call"]
+    bad = master.post("/master/api/doubt", {"koan": k1, "key": "covers"})
+    assert bad.status_code == 400 and bad.get_json()["error"] == "'key' must be a doubt key (a list of names)"
+    unknown = master.post("/master/api/doubt", {"koan": k1, "key": ["covers", "p9"]})
+    assert unknown.status_code == 400 and "no such doubt" in unknown.get_json()["error"]
