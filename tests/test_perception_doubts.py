@@ -252,19 +252,19 @@ def test_the_cameras_doubts_never_reach_a_student():
     assert all("doubts" not in ev.data for ev in g.events)  # only in events' secret parts
 
 
-def _fit(piece, confidence=0.9, detection=0, size_from_detector=None):
+def _fit(piece, confidence=0.9, detection=0, other_size=None):
     from vision.pose import PieceFit
 
-    return PieceFit(piece, 1.0, 100, 0.0, "upright", confidence, detection, size_from_detector)
+    return PieceFit(piece, 1.0, 100, 0.0, "upright", confidence, detection, other_size)
 
 
-def test_the_classifiers_close_runner_up_and_a_size_depth_overruled_are_class_doubts():
+def test_the_classifiers_close_runner_up_and_a_size_image_and_depth_disagree_on_are_class_doubts():
     from vision.classes import CLASS_ID
     from vision.classify import Verdict
     from vision.doubts import CLASS_DOUBT_P, class_doubts
 
     p = Piece("p1", "red", "large", (0.0, 0.0, 0.0))
-    fit = _fit(p, size_from_detector="medium")  # the image said medium, depth said large
+    fit = _fit(p, other_size="medium")  # one of image and depth said medium, the piece was given large
     close = Verdict(CLASS_ID["red_medium"], 0.7, CLASS_ID["yellow_medium"], CLASS_DOUBT_P + 0.1)
     got = class_doubts(Scene((p,)), [fit], [close])
     assert [(d["color"], d["size"]) for d in got] == [("red", "medium"), ("yellow", "medium")]

@@ -2,7 +2,7 @@
 
 Why these four and where each comes from:
 - class: the classifier's runner-up is within reach (its probability at least CLASS_DOUBT_P),
-  or depth chose a size other than the image's: either reading may be the true one;
+  or depth and image read different sizes: either reading may be the true one;
 - absent: the detector was unsure anything is there (confidence under ABSENT_CONF);
 - covers: a medium or large piece on the table over a cavity the camera cannot see into;
 - missed: above-table depth that no fitted piece's silhouette (nor a stone) explains, in a blob
@@ -38,9 +38,9 @@ def class_doubts(scene: Scene, fits, verdicts) -> list[dict]:
         if p is None:
             continue
         seen = {(p.color, p.size)}
-        if f.size_from_detector and f.size_from_detector != p.size:
-            seen.add((p.color, f.size_from_detector))
-            out.append({"kind": "class", "piece": p.id, "color": p.color, "size": f.size_from_detector})
+        if f.other_size and f.other_size != p.size:
+            seen.add((p.color, f.other_size))
+            out.append({"kind": "class", "piece": p.id, "color": p.color, "size": f.other_size})
         v = verdicts[f.detection] if verdicts is not None and 0 <= f.detection < len(verdicts) else None
         if v is None:
             continue

@@ -221,6 +221,8 @@ class Pipeline:
         self.detector = detector or Detector(conf=self.cfg.conf)
         # the second stage (vision/classify.py): the committed one unless told otherwise; None = off
         self.classifier = load_classifier() if classifier == "default" else classifier
+        # behind the classifier, depth's size is a doubt, not a verdict (PoseConfig.size_decides)
+        self.pose_cfg = replace(self.cfg.pose, size_decides=False) if self.classifier is not None else self.cfg.pose
         self.calibration = calibration  # calibration.store.Calibration or plane.TableCalibration
         self.tracker = Tracker(self.cfg)
 
@@ -247,7 +249,7 @@ class Pipeline:
             t2b = time.perf_counter()
             timings["classify"] = (t2b - t2) * 1000
             t2 = t2b
-        scene, fits = estimate_poses(frame, det, self.table(), self.cfg.pose)
+        scene, fits = estimate_poses(frame, det, self.table(), self.pose_cfg)
         t3 = time.perf_counter()
         timings["pose"] = (t3 - t2) * 1000
         scene = self._with_doubts(frame, scene, fits, det, verdicts)
