@@ -14,7 +14,7 @@ from vision.frames import Frame
 from zendo.build import Spec, flat, tower, upright
 from zendo.cli import main
 from zendo.geometry import quat_to_matrix
-from zendo.scene import Scene, Stone, scene_from_dict
+from zendo.scene import Piece, Scene, Stone, scene_from_dict
 
 
 def small_table() -> Scene:
@@ -250,3 +250,23 @@ def test_touching_pieces_of_one_colour_both_get_their_orientation(side, cam_head
     for i, j, _ in pairs:
         p, t = pred.pieces[i], scene.pieces[j]
         assert np.degrees(np.arccos(np.clip(p.axis @ t.axis, -1, 1))) < 10.0, t.id
+
+
+def test_one_piece_read_by_two_boxes_is_one_piece():
+    from vision.pose import PieceFit, drop_duplicates
+
+    a = Scene((upright(Spec("p1", "red", "large"), (0, 0), 0), upright(Spec("p2", "black", "large"), (1.5, 0), 3),
+               upright(Spec("p3", "red", "large"), (60, 0), 0)))
+    fits = [PieceFit(p, 1.0, 100, 0.0, "upright", c, k) for k, (p, c) in enumerate(zip(a.pieces, (0.6, 0.9, 0.8)))]
+    scene, kept = drop_duplicates(a, fits)
+    assert [p.id for p in scene.pieces] == ["p2", "p3"] and [f.piece.id for f in kept] == ["p2", "p3"]
+
+
+def test_a_frame_that_reads_another_class_does_not_start_a_second_track():
+    from vision.pipeline import PipelineConfig, Tracker
+
+    tr = Tracker(PipelineConfig())
+    at = (10.0, 20.0, 0.0)
+    for i, size in enumerate(("large", "medium", "large")):
+        tracked, _, _ = tr.update(Scene((Piece("p1", "red", size, at),)), i, 100.0 * i)
+        assert len(tracked.pieces) == 1 and tracked.pieces[0].id == "p1" and tracked.pieces[0].size == size

@@ -135,37 +135,56 @@ class Tracker:
         cfg = self.cfg
         used: set[int] = set()
         ids: dict[str, str] = {}  # this frame's piece id -> its track's id
-        for p in sorted(scene.pieces, key=lambda p: p.id):
-            best, best_d = None, cfg.match_mm
-            for i, tr in enumerate(self.tracks):
-                if i in used or tr.piece.color != p.color or tr.piece.size != p.size:
+        # two passes: same colour and size first; then a reading of another class where a track
+        # stands (one frame's class flicker must not start a second track on the same piece)
+        pending = sorted(scene.pieces, key=lambda p: p.id)
+        for same_class in (True, False):
+            rest = []
+            for p in pending:
+                best = self._nearest(p, used, same_class)
+                if best is None:
+                    rest.append(p)
                     continue
-                d = float(np.linalg.norm(tr.piece.origin - p.origin))
-                if d < best_d:
-                    best, best_d = i, d
-            if best is None:
-                tid = f"p{self._next}"
-                self._next += 1
-                self.tracks.append(_Track(tid, replace(p, id=tid), index, t_ms))
-                used.add(len(self.tracks) - 1)
-                ids[p.id] = tid
-                continue
-            tr = self.tracks[best]
-            used.add(best)
-            ids[p.id] = tr.id
-            mm, deg = pose_change(tr.piece, p)
-            if mm > cfg.still_mm or deg > cfg.still_deg:
-                tr.still_since_ms = t_ms
-                tr.piece = replace(p, id=tr.id)  # it moved: follow it, do not average across the move
-            else:
-                tr.piece = blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing)
-            tr.last_seen = index
-            tr.hits += 1
+                used.add(best)
+                ids[p.id] = self.tracks[best].id
+                self._follow(self.tracks[best], p, index, t_ms, same_class)
+            pending = rest
+        for p in pending:
+            tid = f"p{self._next}"
+            self._next += 1
+            self.tracks.append(_Track(tid, replace(p, id=tid), index, t_ms))
+            used.add(len(self.tracks) - 1)
+            ids[p.id] = tid
         self.tracks = [tr for tr in self.tracks if index - tr.last_seen < cfg.lost_frames]
         self.stones = scene.stones
         tracked = Scene(tuple(tr.piece for tr in self.tracks), scene.stones, _renamed(scene.extra, ids))
         settled, events = self._koans(tracked, t_ms)
         return tracked, settled, events
+
+    def _nearest(self, p: Piece, used: set[int], same_class: bool) -> int | None:
+        best, best_d = None, self.cfg.match_mm
+        for i, tr in enumerate(self.tracks):
+            if i in used or (same_class and (tr.piece.color, tr.piece.size) != (p.color, p.size)):
+                continue
+            d = float(np.linalg.norm(tr.piece.origin - p.origin))
+            if d < best_d:
+                best, best_d = i, d
+        return best
+
+    def _follow(self, tr: _Track, p: Piece, index: int, t_ms: float, same_class: bool) -> None:
+        """The track takes this frame's reading: averaged when still, followed when it moved or
+        was read as another class (the newest reading wins)."""
+        cfg = self.cfg
+        mm, deg = pose_change(tr.piece, p)
+        if mm > cfg.still_mm or deg > cfg.still_deg:
+            tr.still_since_ms = t_ms
+            tr.piece = replace(p, id=tr.id)  # it moved: follow it, do not average across the move
+        elif not same_class:
+            tr.piece = replace(blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing), color=p.color, size=p.size)
+        else:
+            tr.piece = blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing)
+        tr.last_seen = index
+        tr.hits += 1
 
     def _koans(self, tracked: Scene, t_ms: float) -> tuple[tuple[str, ...], tuple[dict, ...]]:
         cfg = self.cfg

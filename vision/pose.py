@@ -690,7 +690,31 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
     scene = Scene(tuple(pieces), tuple(stones),
                   {"perception": {"pieces": {pf.piece.id: pf.report() for pf in reports},
                                   "uncertain": [pf.piece.id for pf in reports if pf.uncertain]}})
-    return scene, reports
+    return drop_duplicates(scene, reports)
+
+
+DUPLICATE_MM = 6.0  # two fitted pieces of one size whose origins are this close are one piece
+
+
+def drop_duplicates(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFit]]:
+    """Two boxes on one piece (the detector's, or a box the classifier relabelled) give two fits
+    in the same place; two pyramids cannot share their space, so the more confident one stays."""
+    order = sorted(range(len(fits)), key=lambda i: -fits[i].confidence)
+    kept: list[int] = []
+    for i in order:
+        a = fits[i].piece
+        if not any(fits[j].piece.size == a.size and np.linalg.norm(fits[j].piece.origin - a.origin) < DUPLICATE_MM
+                   and float(fits[j].piece.axis @ a.axis) > np.cos(np.radians(30)) for j in kept):
+            kept.append(i)
+    if len(kept) == len(fits):
+        return scene, fits
+    keep = sorted(kept)
+    ids = {fits[i].piece.id for i in keep}
+    perception = dict(scene.extra.get("perception", {}))
+    perception["pieces"] = {k: v for k, v in perception.get("pieces", {}).items() if k in ids}
+    perception["uncertain"] = [k for k in perception.get("uncertain", []) if k in ids]
+    pieces = tuple(p for p in scene.pieces if p.id in ids)
+    return Scene(pieces, scene.stones, {**scene.extra, "perception": perception}), [fits[i] for i in keep]
 
 
 def _refine(fits, point_sets, detections, depth, to_cam, intr, cfg, refit: bool = True):
