@@ -270,3 +270,11 @@ def test_a_frame_that_reads_another_class_does_not_start_a_second_track():
     for i, size in enumerate(("large", "medium", "large")):
         tracked, _, _ = tr.update(Scene((Piece("p1", "red", size, at),)), i, 100.0 * i)
         assert len(tracked.pieces) == 1 and tracked.pieces[0].id == "p1" and tracked.pieces[0].size == size
+
+
+def test_a_tower_of_two_pieces_of_one_size_stays_two_pieces():
+    from vision.pose import PieceFit, drop_duplicates
+
+    t = Scene(tuple(tower([Spec("p1", "red", "large"), Spec("p2", "red", "large")], (0, 0), 0)))
+    fits = [PieceFit(p, 1.0, 100, 0.0, "upright", 0.9, k) for k, p in enumerate(t.pieces)]
+    assert len(drop_duplicates(t, fits)[0].pieces) == 2

@@ -693,7 +693,7 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
     return drop_duplicates(scene, reports)
 
 
-DUPLICATE_MM = 6.0  # two fitted pieces of one size whose origins are this close are one piece
+DUPLICATE_MM = 3.0  # two fitted pieces of one size this close are one piece (a tower of two of a size: 5.5 mm apart)
 
 
 def drop_duplicates(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFit]]:
