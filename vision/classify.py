@@ -176,12 +176,13 @@ class PieceClassifier:
         with torch.inference_mode():
             return torch.softmax(self.net(to_tensor(x)), dim=1).numpy()
 
-    def verdicts(self, frame, table, detections: Detections) -> list[Verdict | None]:
+    def verdicts(self, frame, table, detections: Detections, heights=None) -> list[Verdict | None]:
         """One verdict per pyramid detection, and per "stone" that stands too tall to be one (a
-        small pyramid seen from above can pass for a stone); None where the detector's word stands."""
+        small pyramid seen from above can pass for a stone); None where the detector's word stands.
+        `heights`: the frame's `height_map` when the caller has it already."""
         from calibration.plane import height_map
 
-        pts, valid = height_map(frame, table)
+        pts, valid = heights if heights is not None else height_map(frame, table)
         heights = pts[..., 2]
         ask = np.array([bool(detections.is_pyramid[k]) or stands_tall(heights, valid, detections.xyxy[k])
                         for k in range(len(detections))], bool)
@@ -200,10 +201,10 @@ class PieceClassifier:
             out[k] = Verdict(a, float(p[j, a]), b, float(p[j, b]))
         return out
 
-    def refine(self, frame, table, detections: Detections) -> tuple[Detections, list[Verdict | None]]:
+    def refine(self, frame, table, detections: Detections, heights=None) -> tuple[Detections, list[Verdict | None]]:
         """Pyramid detections get the classifier's colour x size; confident "not a piece" ones go;
         a "stone" that stands too tall becomes the pyramid the classifier reads."""
-        v = self.verdicts(frame, table, detections)
+        v = self.verdicts(frame, table, detections, heights)
         cls = detections.class_id.copy()
         conf = detections.confidence.copy()
         keep = np.ones(len(detections), bool)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterator, Protocol
 
@@ -66,9 +67,10 @@ class Frame:
     timestamp_ms: float
     index: int
 
-    @property
+    @cached_property
     def depth_mm(self) -> np.ndarray:
-        """Depth as float millimetres (0 where the camera has no depth)."""
+        """Depth as float millimetres (0 where the camera has no depth); computed once per frame,
+        since every stage reads it (a frame never changes)."""
         return self.depth.astype(np.float32) * np.float32(self.intrinsics.depth_scale_mm)
 
 

@@ -251,7 +251,7 @@ class Pipeline:
         return getattr(cal, "table", cal)
 
     def process(self, frame: Frame) -> FrameResult:
-        from calibration.plane import fit_table
+        from calibration.plane import fit_table, height_map
 
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -263,15 +263,16 @@ class Pipeline:
         t2 = time.perf_counter()
         timings["detect"] = (t2 - t1) * 1000
         verdicts = None
+        heights = height_map(frame, self.table())  # every stage below reads it: computed once
         if self.classifier is not None:
-            det, verdicts = self.classifier.refine(frame, self.table(), det)
+            det, verdicts = self.classifier.refine(frame, self.table(), det, heights)
             t2b = time.perf_counter()
             timings["classify"] = (t2b - t2) * 1000
             t2 = t2b
-        scene, fits = estimate_poses(frame, det, self.table(), self.pose_cfg)
+        scene, fits = estimate_poses(frame, det, self.table(), self.pose_cfg, heights)
         t3 = time.perf_counter()
         timings["pose"] = (t3 - t2) * 1000
-        scene = self._with_doubts(frame, scene, fits, det, verdicts)
+        scene = self._with_doubts(scene, fits, det, verdicts, heights)
         t3b = time.perf_counter()
         timings["doubts"] = (t3b - t3) * 1000
         t3 = t3b
@@ -282,11 +283,10 @@ class Pipeline:
         return FrameResult(frame.index, frame.timestamp_ms, scene, tracked, det, tuple(fits),
                            {k: round(v, 2) for k, v in timings.items()}, settled, events)
 
-    def _with_doubts(self, frame: Frame, scene: Scene, fits, det: Detections, verdicts) -> Scene:
+    @staticmethod
+    def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights) -> Scene:
         """The frame's scene with its doubts (vision/doubts.py) in its perception block."""
-        from calibration.plane import height_map
-
-        pts, valid = height_map(frame, self.table())
+        pts, valid = heights
         doubts = frame_doubts(scene, fits, det, verdicts, pts, valid)
         perception = {**scene.extra.get("perception", {}), "doubts": doubts}
         return replace(scene, extra={**scene.extra, "perception": perception})

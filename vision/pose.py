@@ -551,12 +551,13 @@ def _kp_xyz(kp: np.ndarray | None, i: int, table_pts: np.ndarray, valid: np.ndar
 
 
 def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseConfig | None = None,
-                   ) -> tuple[Scene, list[PieceFit]]:
-    """Every detection -> a Piece (or Stone) in the table frame; also the per-piece fit reports."""
+                   heights: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[Scene, list[PieceFit]]:
+    """Every detection -> a Piece (or Stone) in the table frame; also the per-piece fit reports.
+    `heights`: the frame's `height_map` when the caller has it already."""
     from calibration.plane import height_map
 
     cfg = cfg or PoseConfig()
-    table_pts, valid = height_map(frame, calibration)
+    table_pts, valid = heights if heights is not None else height_map(frame, calibration)
     depth = frame.depth_mm
     above = valid & (table_pts[..., 2] > cfg.table_cut_mm)
     h, w = depth.shape
