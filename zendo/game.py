@@ -274,6 +274,7 @@ class Game:
         self.order: list[str] = []
         self.turn: str | None = None
         self.koans: dict[str, KoanRecord] = {}
+        self._verdicts: dict[tuple, Verdict] = {}  # (koan, events so far) -> proposed mark
         self.loose_doubts: list[dict] = []  # the camera's latest "missed" doubts far from every koan (not logged)
         self.koan_count = 0
         self.mondo: Mondo | None = None
@@ -570,9 +571,16 @@ class Game:
         if not self.rule_text:
             return None
         rec = self.koan(koan_id)
-        return self.referee.mark(self.rule, self.facts(koan_id, with_rulings=False), self.rulings.get(koan_id, {}),
-                                 rec.scene().pieces, rec.doubts,
-                                 lambda ps: koan_facts(koan_id, list(ps), self.relations))
+        # every event may change a mark (pieces, rulings, the rule); between events the dashboard's
+        # polling reads the same verdict, and weighing the camera's doubts is not free
+        memo = (koan_id, len(self.events))
+        if memo not in self._verdicts:
+            if len(self._verdicts) > 256:
+                self._verdicts.clear()
+            self._verdicts[memo] = self.referee.mark(
+                self.rule, self.facts(koan_id, with_rulings=False), self.rulings.get(koan_id, {}),
+                rec.scene().pieces, rec.doubts, lambda ps: koan_facts(koan_id, list(ps), self.relations))
+        return self._verdicts[memo]
 
     def borderline(self, koan_id: str) -> list[Predicate]:
         return self.facts(koan_id, with_rulings=False).borderline()
