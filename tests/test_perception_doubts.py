@@ -307,3 +307,19 @@ def test_the_master_settles_a_doubt_from_the_dashboard_and_a_bad_key_is_one_line
     assert bad.status_code == 400 and bad.get_json()["error"] == "'key' must be a doubt key (a list of names)"
     unknown = master.post("/master/api/doubt", {"koan": k1, "key": ["covers", "p9"]})
     assert unknown.status_code == 400 and "no such doubt" in unknown.get_json()["error"]
+
+
+def test_at_the_pictures_edge_a_smaller_unexplained_blob_is_a_missed_doubt():
+    """A piece cut by the edge of the picture shows only its inside part."""
+    from vision.detect import Detections
+    from vision.doubts import MISSED_EDGE_MIN_PX, MISSED_MIN_PX, missed_doubts
+
+    def blob_at(x0: int) -> list[dict]:
+        pts = np.zeros((120, 160, 3), np.float32)
+        pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+        side = int(np.ceil(np.sqrt((MISSED_EDGE_MIN_PX + MISSED_MIN_PX) / 2)))
+        pts[50:50 + side, x0:x0 + side, 2] = 20.0  # something 20 mm tall that no piece explains
+        return missed_doubts(Scene(), Detections.empty(), pts, np.ones((120, 160), bool))
+
+    assert len(blob_at(0)) == 1  # touching the left edge
+    assert blob_at(70) == []  # the same blob in the middle is too small to be a piece

@@ -26,6 +26,8 @@ CLASS_DOUBT_P = 0.05
 ABSENT_CONF = 0.35
 MISSED_HEIGHT_MM = 5.0  # depth this far above the table is something standing there
 MISSED_MIN_PX = 40  # a blob this big could be a piece (the smallest visible piece shows ~60 px)
+MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part inside it
+EDGE_PX = 3
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece's
 
@@ -94,13 +96,16 @@ def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, v
 
     up = valid & (table_pts[..., 2] > MISSED_HEIGHT_MM)
     free = unexplained(scene, table_pts, up) & ~stone_mask(detections, up.shape)
-    if free.sum() < MISSED_MIN_PX:
+    if free.sum() < min(MISSED_MIN_PX, MISSED_EDGE_MIN_PX):
         return []
     free = cv2.morphologyEx(free.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     n, lab, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=8)
     out = []
+    h, w = free.shape
     for i in range(1, n):
-        if stats[i, cv2.CC_STAT_AREA] < MISSED_MIN_PX:
+        x, y, bw, bh = (int(stats[i, k]) for k in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+        at_edge = x <= EDGE_PX or y <= EDGE_PX or x + bw >= w - EDGE_PX or y + bh >= h - EDGE_PX
+        if stats[i, cv2.CC_STAT_AREA] < (MISSED_EDGE_MIN_PX if at_edge else MISSED_MIN_PX):
             continue
         pts = table_pts[lab == i]
         xy = np.median(pts[:, :2], axis=0)

@@ -180,8 +180,8 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
     out["koans_out_of_view"] = 0
     for k in tkoans:
         tpieces = k.pieces(tscene)
-        if not any(visible.get(i, 0) > 0 for i in k.piece_ids):
-            out["koans_out_of_view"] += 1  # the camera cannot see it at all: nothing to perceive or mark
+        if not any(visible.get(i, 0) >= MIN_VISIBLE_PX for i in k.piece_ids):
+            out["koans_out_of_view"] += 1  # no piece of it shows enough to be found: nothing to perceive
             continue
         tf = koan_facts(k.id, tpieces, cfg_t)
         # the perceived koan that holds most of these pieces
