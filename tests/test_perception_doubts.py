@@ -84,16 +84,22 @@ def test_a_raised_piece_or_one_open_upwards_covers_nothing():
 def test_the_hidden_piece_is_smaller_and_inside_its_cover():
     cover = lone(size="large")
     alts = list(alternatives([cover], {"kind": "covers", "piece": "p1"}))
-    assert len(alts) == 2 * 2 * 5  # small or medium, centred or against a wall, in any of the five colours
-    for alt in alts:
-        hidden = alt[-1]
-        assert hidden.size in ("small", "medium")
-        # every vertex of the hidden piece lies inside the cover's solid
-        from zendo.pieces import outer_planes
+    # small or medium, centred or against a wall, in any of the five colours; or a medium with a small in it
+    assert len(alts) == 2 * 2 * 5 + 2 * 5 * 5
+    from zendo.pieces import outer_planes
 
-        n, d = outer_planes(cover.size)
-        q = (hidden.vertices - cover.origin) @ cover.matrix
-        assert (q @ n.T - d).max() <= 1e-6  # on or above the open base, inside every face
+    n, d = outer_planes(cover.size)
+    for alt in alts:
+        for hidden in alt[1:]:
+            assert hidden.size in ("small", "medium")
+            # every vertex of a hidden piece lies inside the cover's solid
+            q = (hidden.vertices - cover.origin) @ cover.matrix
+            assert (q @ n.T - d).max() <= 1e-6  # on or above the open base, inside every face
+
+
+def test_a_large_piece_may_hide_two_nested_ones():
+    m = judged("it contains exactly two pieces", [lone(size="large")], [{"kind": "covers", "piece": "p1"}])
+    assert m.mark == "black" and m.judgment_call  # one piece seen; one or two more may be under it
 
 
 def test_a_possible_hidden_piece_flips_an_exact_count():

@@ -108,6 +108,13 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
                 hidden = _nested(p, size, f"{p.id}-under", "red", against_wall)
                 for color in RAINBOW_COLORS:
                     yield list(pieces) + [replace(hidden, color=color)]
+        if p.size == "large":  # a large piece can hide a medium one with a small one inside it
+            for against_wall in (False, True):
+                mid = _nested(p, "medium", f"{p.id}-under", "red", against_wall)
+                low = _nested(mid, "small", f"{p.id}-under2", "red", against_wall)
+                for c1 in RAINBOW_COLORS:
+                    for c2 in RAINBOW_COLORS:
+                        yield list(pieces) + [replace(mid, color=c1), replace(low, color=c2)]
     elif kind == "missed":
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         for size in SIZES:
