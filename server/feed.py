@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from zendo.facts import DEFAULT_BAND
+from zendo.facts import DEFAULT_BAND, PERCEPTION_BAND
 from zendo.koans import split_koans
 from zendo.scene import Piece, Scene, SceneError, Stone, validate
 
@@ -32,9 +32,7 @@ class FeedError(ValueError):
     """A table change the feed refuses (no room, pieces would cross); one line."""
 
 
-#: The band for perceived tables: about twice the pipeline's median position / axis error on
-#: held-out renders (docs/perception.md); the evaluation scores flags with the same band.
-CAMERA_BAND = {"mm": 2.0, "deg": 4.0}
+CAMERA_BAND = PERCEPTION_BAND  # a camera's table is judged with the perception band (zendo/facts.py)
 
 
 class TableFeed:
@@ -225,11 +223,12 @@ class FrameFeed(TableFeed):
     is where vision's frames -> Scene pipeline plugs in.
     """
 
+    judgment_band = CAMERA_BAND
+
     def __init__(self, spec: str, perceive: Callable | None = None, every: int = 5):
         from vision.frames import open_source
 
         self.label = spec
-        self.judgment_band = dict(CAMERA_BAND)
         self.source = open_source(spec)
         self.perceive = perceive if perceive is not None else _default_perceiver()
         self.every = every

@@ -272,10 +272,10 @@ def test_the_classifiers_close_runner_up_and_a_size_image_and_depth_disagree_on_
     p = Piece("p1", "red", "large", (0.0, 0.0, 0.0))
     fit = _fit(p, other_size="medium")  # one of image and depth said medium, the piece was given large
     close = Verdict(CLASS_ID["red_medium"], 0.7, CLASS_ID["yellow_medium"], CLASS_DOUBT_P + 0.1)
-    got = class_doubts(Scene((p,)), [fit], [close])
+    got = class_doubts([fit], [close])
     assert [(d["color"], d["size"]) for d in got] == [("red", "medium"), ("yellow", "medium")]
     far = Verdict(CLASS_ID["red_large"], 0.99, CLASS_ID["red_medium"], CLASS_DOUBT_P / 10)
-    assert class_doubts(Scene((p,)), [_fit(p)], [far]) == []
+    assert class_doubts([_fit(p)], [far]) == []
 
 
 def test_a_weak_detection_is_an_absent_doubt():

@@ -8,24 +8,21 @@ from __future__ import annotations
 import json
 import os
 import platform
-import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
-
-def _stats(samples: list[float]) -> dict:
-    s = sorted(samples)
-    return {"median_ms": round(statistics.median(s), 1), "p95_ms": round(s[int(0.95 * (len(s) - 1))], 1)}
+from zendo.bench import latency_stats
 
 
-def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, weights=None) -> dict:
+
+def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5) -> dict:
     """Time the pipeline on (frame, table calibration) pairs, `repeat` passes each after a warm-up."""
     from .detect import DEFAULT_WEIGHTS, Detector
     from .pipeline import Pipeline
 
-    det = Detector(weights or DEFAULT_WEIGHTS, device=device)
+    det = Detector(DEFAULT_WEIGHTS, device=device)
     det.warmup()
     rows: dict[str, list[float]] = {}
     pieces = []
@@ -41,7 +38,7 @@ def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, 
                 rows.setdefault(k, []).append(v)
             rows.setdefault("frame", []).append(sum(stages.values()))
             pieces.append(len(r.scene.pieces))
-    out = {k: _stats(v) for k, v in rows.items()}
+    out = {k: latency_stats(v, 1) for k, v in rows.items()}
     out["pieces_per_frame"] = round(float(np.mean(pieces)), 1)
     out["device"] = det.device
     if det.device.startswith("cuda"):
@@ -69,7 +66,7 @@ def run(n_tables: int = 3, repeat: int = 5, device: str | None = None) -> dict:
         cal_ms.append((time.perf_counter() - t0) * 1000)
         pairs.append((frame, cal))
     out = time_frames(pairs, device=device, repeat=repeat)
-    out["calibrate_once"] = _stats(cal_ms)
+    out["calibrate_once"] = latency_stats(cal_ms, 1)
     return out
 
 

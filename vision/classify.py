@@ -101,14 +101,6 @@ def stands_tall(heights: np.ndarray, valid: np.ndarray, box) -> bool:
     return len(h) >= 5 and float(np.median(h)) > STONE_TALL_MM
 
 
-def frame_crops(frame, table, boxes: np.ndarray) -> np.ndarray:
-    """Crops of a Frame's boxes, given its table calibration."""
-    from calibration.plane import height_map
-
-    pts, valid = height_map(frame, table)
-    return crops(frame.color, frame.depth_mm, pts[..., 2], valid, frame.intrinsics.fx, boxes)
-
-
 # --------------------------------------------------------------------------- the network
 
 
@@ -166,7 +158,6 @@ class PieceClassifier:
         self.net.eval()
         self.weights = weights
         self.background_p = background_p
-        torch.set_num_threads(max(1, torch.get_num_threads()))
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         import torch
@@ -235,21 +226,13 @@ def load_classifier(weights: str | Path | None = None) -> PieceClassifier | None
 # --------------------------------------------------------------------------- training data
 
 
-def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(len(a), len(b)) IoU of xyxy boxes."""
-    x0 = np.maximum(a[:, None, 0], b[None, :, 0])
-    y0 = np.maximum(a[:, None, 1], b[None, :, 1])
-    x1 = np.minimum(a[:, None, 2], b[None, :, 2])
-    y1 = np.minimum(a[:, None, 3], b[None, :, 3])
-    inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
-    area = lambda z: (z[:, 2] - z[:, 0]) * (z[:, 3] - z[:, 1])  # noqa: E731
-    return inter / np.maximum(area(a)[:, None] + area(b)[None] - inter, 1e-9)
-
-
 def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Crops and labels from one render folder with truth.json: the detector's boxes (labelled by
     the truth box they overlap, or BACKGROUND), and each visible truth box with a few jittered
     copies (boxes a detector might draw)."""
+    import torch
+    from torchvision.ops import box_iou
+
     from calibration.plane import fit_table, height_map
 
     from .frames import RenderFolderSource
@@ -265,7 +248,7 @@ def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: in
     det = detector(frame.color)
     det = det[det.is_pyramid]
     if len(det):
-        iou = _iou(det.xyxy, tboxes) if len(tboxes) else np.zeros((len(det), 0))
+        iou = box_iou(torch.from_numpy(det.xyxy), torch.from_numpy(tboxes)).numpy()
         for k in range(len(det)):
             j = int(np.argmax(iou[k])) if iou.shape[1] else -1
             best = float(iou[k, j]) if j >= 0 else 0.0

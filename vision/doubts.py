@@ -16,11 +16,12 @@ from typing import Sequence
 import numpy as np
 
 from zendo.doubts import covers
-from zendo.pieces import PYRAMID_SIZES, outer_planes
+from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
 from .detect import Detections
+from .pose import signed_distances
 
 CLASS_DOUBT_P = 0.05
 ABSENT_CONF = 0.35
@@ -32,13 +33,10 @@ STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece's
 
 
-def class_doubts(scene: Scene, fits, verdicts) -> list[dict]:
+def class_doubts(fits, verdicts) -> list[dict]:
     out = []
-    by_id = {p.id: p for p in scene.pieces}
     for f in fits:
-        p = by_id.get(f.piece.id)
-        if p is None:
-            continue
+        p = f.piece
         seen = {(p.color, p.size)}
         if f.other_size and f.other_size != p.size:
             seen.add((p.color, f.other_size))
@@ -82,9 +80,7 @@ def unexplained(scene: Scene, table_pts: np.ndarray, up: np.ndarray) -> np.ndarr
         near = np.linalg.norm(P - p.origin, axis=1) < PYRAMID_SIZES[p.size].bounding_radius + 2 * EXPLAINED_MM
         if not near.any():
             continue
-        n, d = outer_planes(p.size)
-        q = (P[near] - p.origin) @ p.matrix
-        best[near] = np.minimum(best[near], (q @ n.T - d).max(axis=1))
+        best[near] = np.minimum(best[near], signed_distances(p, P[near]))
     out = np.zeros(up.shape, bool)
     out[ys, xs] = best > EXPLAINED_MM
     return out
@@ -117,5 +113,5 @@ def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, v
 def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts, table_pts: np.ndarray,
                  valid: np.ndarray) -> list[dict]:
     """Every doubt about one perceived frame, as plain dicts (zendo.doubts)."""
-    return (class_doubts(scene, fits, verdicts) + absent_doubts(fits) + covers(scene.pieces)
+    return (class_doubts(fits, verdicts) + absent_doubts(fits) + covers(scene.pieces)
             + missed_doubts(scene, detections, table_pts, valid))

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from zendo.doubts import doubts_for
+from zendo.doubts import DOUBT_KINDS, doubts_for
+from zendo.facts import PERCEPTION_BAND
 from zendo.pieces import solid_centroid
 from zendo.scene import Piece, Scene, scene_from_dict
 
@@ -28,7 +29,6 @@ log = logging.getLogger(__name__)
 EVAL_SEED = 900000
 MIN_VISIBLE_PX = 60  # a piece showing fewer pixels than this is not expected to be found
 MATCH_MM = 20.0
-PERCEPTION_BAND = {"mm": 2.0, "deg": 4.0}  # judgment band for perceived scenes (see docs/perception.md)
 
 
 def write_render_folder(scene: Scene, render, folder: str | Path) -> Path:
@@ -63,9 +63,14 @@ def _centroid(p: Piece) -> np.ndarray:
     return p.to_table(solid_centroid(p.size)[None, :])[0]
 
 
+def perceived_to_truth(perceived_cam_to_table: np.ndarray, truth_cam_to_table: np.ndarray) -> np.ndarray:
+    """The 4x4 transform from the perceived table frame to the truth's (for scoring only)."""
+    return np.asarray(truth_cam_to_table) @ np.linalg.inv(perceived_cam_to_table)
+
+
 def to_truth_frame(scene: Scene, perceived_cam_to_table: np.ndarray, truth_cam_to_table: np.ndarray) -> Scene:
     """Express a perceived scene in the truth's table frame (for scoring only)."""
-    T = np.asarray(truth_cam_to_table) @ np.linalg.inv(perceived_cam_to_table)
+    T = perceived_to_truth(perceived_cam_to_table, truth_cam_to_table)
     R, t = T[:3, :3], T[:3, 3]
     pieces = tuple(p.moved(R, t) for p in scene.pieces)
     stones = tuple(replace(s, position=tuple(map(float, R @ np.asarray(s.position) + t))) for s in scene.stones)
@@ -91,7 +96,7 @@ def _axis_err(a: Piece, b: Piece) -> float:
 
 def _doubts_in_truth_frame(doubts: list[dict], id_map: dict, perceived_cal: np.ndarray, truth_cal: np.ndarray) -> list[dict]:
     """Perceived doubts renamed to the scored pieces' ids, places moved into the truth's frame."""
-    T = np.asarray(truth_cal) @ np.linalg.inv(perceived_cal)
+    T = perceived_to_truth(perceived_cal, truth_cal)
     out = []
     for d in doubts:
         d = dict(d)
@@ -310,7 +315,7 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
                                  for c in WRONG_CAUSES},
         "flagged_by": {k: {"wrong_marks": sum(1 for m in wrong if k in m[3]),
                            "right_marks": sum(1 for m in marks if not m[0] and k in m[3])}
-                       for k in ("band", "class", "absent", "covers", "missed")},
+                       for k in ("band",) + DOUBT_KINDS},
         "flagged_uncertain_pieces": tot["uncertain"],
         "top_confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])[:8]),
         "latency": stage,
@@ -333,7 +338,7 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
         folders = folders[:limit]
     det = Detector(weights or DEFAULT_WEIGHTS, device=device, conf=conf)
     det.warmup()
-    cls = load_classifier() if classifier == "default" else (load_classifier(classifier) if classifier else None)
+    cls = load_classifier(None if classifier == "default" else classifier) if classifier else None
     rules = _rules()
     frames, timings = [], []
     it = folders

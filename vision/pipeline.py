@@ -147,7 +147,7 @@ class Tracker:
                     continue
                 used.add(best)
                 ids[p.id] = self.tracks[best].id
-                self._follow(self.tracks[best], p, index, t_ms, same_class)
+                self._follow(self.tracks[best], p, index, t_ms)
             pending = rest
         for p in pending:
             tid = f"p{self._next}"
@@ -171,18 +171,16 @@ class Tracker:
                 best, best_d = i, d
         return best
 
-    def _follow(self, tr: _Track, p: Piece, index: int, t_ms: float, same_class: bool) -> None:
-        """The track takes this frame's reading: averaged when still, followed when it moved or
-        was read as another class (the newest reading wins)."""
+    def _follow(self, tr: _Track, p: Piece, index: int, t_ms: float) -> None:
+        """The track takes this frame's reading: averaged when still, followed when it moved; its
+        colour and size are the newest reading's (a class flicker continues the track)."""
         cfg = self.cfg
         mm, deg = pose_change(tr.piece, p)
         if mm > cfg.still_mm or deg > cfg.still_deg:
             tr.still_since_ms = t_ms
             tr.piece = replace(p, id=tr.id)  # it moved: follow it, do not average across the move
-        elif not same_class:
-            tr.piece = replace(blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing), color=p.color, size=p.size)
         else:
-            tr.piece = blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing)
+            tr.piece = replace(blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing), color=p.color, size=p.size)
         tr.last_seen = index
         tr.hits += 1
 

@@ -27,8 +27,8 @@ How, and why this way:
   must cover the detection box (a flat piece fitted upright covers a strip of a wide box).
   Explaining away (reassigning a box's points to the neighbour whose fit explains them, then
   refitting over all hypotheses), a resting-pose prior, heading-reversed twins and more
-  hypotheses were measured no better and are off (PoseConfig.joint_rounds, rest_weight,
-  reverse_twins, flat_step_deg, top_k); PoseConfig.previous() is the scoring before. After all
+  hypotheses were measured no better and were removed (docs/perception.md lists them);
+  PoseConfig.previous() is the scoring before. After all
   pieces are fitted, points a neighbour's fitted surface explains are taken from a piece before
   its size is re-decided (the local refit that used to follow is off: no better).
 """
@@ -63,7 +63,6 @@ class PoseConfig:
     huber_mm: float = HUBER_MM
     contact_mm: float = CONTACT_MM
     max_points: int = 400
-    cavity_mm: float = 1e3  # points deeper inside are ignored (cavity); 3 mm measured no better, so off
     iterations: int = 12
     # After all fits, points a neighbour's fit explains are taken from a piece (`refine_points`) and the
     # piece is refitted locally (`refine`). The refit measured no better with the terms below; dropping
@@ -71,11 +70,6 @@ class PoseConfig:
     refine: bool = False
     refine_points: bool = True
     free_space_tol_mm: float = 4.0
-    depth_segments: bool = False
-    owner_spatial: bool = False
-    edge_jump_mm: float = 16.0
-    color_filter: bool = False
-    color_tol: float = 0.08
     size_from_depth: bool = True  # measured: size 87.5 % -> 91.5 % on seeds 900000-900029
     # whether depth's size overrules the image's (else it only raises a class doubt). Behind the
     # second-stage classifier it should not: on seeds 900000-900059 colour x size 91.5 % (decides)
@@ -88,19 +82,13 @@ class PoseConfig:
     # 900000-900059 (orientation 91.4 % -> 93.2 %, axis error > 10 deg 14.7 % -> 12.4 %), confirmed on
     # 910000-910059 (89.6 % -> 92.6 %, 15.1 % -> 11.5 %).
     box_weight: float = 2.0  # share of the detection box the model's projected box leaves uncovered
-    box_excess_weight: float = 0.0  # share of the model's projected box outside the detection box
     score_trunc_mm: float = 4.0  # scoring caps residuals of points outside the model (a neighbour's)
     gn_trunc_mm: float = 6.0  # the final refinement ignores points this far outside the model
-    # tried and measured no better (off): finer or more hypotheses, heading-reversed twins, a
-    # resting-pose prior, explaining away (joint reassignment of box points by residual + full refit)
+    # tried and measured no better, and removed (docs/perception.md, "Pose"): finer or more
+    # hypotheses, heading-reversed twins, a resting-pose prior, explaining away, depth-edge
+    # splitting, chromaticity filtering, spatial ownership, ignoring deep cavity points
     flat_step_deg: float = 45.0  # heading step of the flat and tilted hypotheses
     top_k: int = 3  # hypotheses refined after the short fit
-    reverse_twins: bool = False
-    rest_weight: float = 0.0  # penalty of a pose on the table that rests on fewer than 3 vertices
-    joint_rounds: int = 0
-    joint_all_box: bool = True  # explaining-away candidates: every point of the box, or the owned ones
-    joint_margin_mm: float = 0.5
-    joint_explained_mm: float = 1.5
 
     @classmethod
     def previous(cls, **kw) -> "PoseConfig":
@@ -180,6 +168,12 @@ def _residuals(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray):
     sd = q @ n.T - d
     k = np.argmax(sd, axis=1)
     return sd[np.arange(len(pts)), k], n[k], q
+
+
+def signed_distances(piece: Piece, pts: np.ndarray) -> np.ndarray:
+    """Each point's signed distance to a piece's solid (the largest of its five face-plane
+    distances; negative inside): the residual fitting minimises."""
+    return _residuals(piece.size, piece.matrix, piece.origin, pts)[0]
 
 
 def gauss_newton(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: PoseConfig,
@@ -287,7 +281,6 @@ def gauss_newton_batch(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray,
         nk = n[k]
         a = np.abs(r)
         w = np.where(a <= h, 1.0, h / np.maximum(a, 1e-9))
-        w = np.where(r < -cfg.cavity_mm, 0.0, w)  # deep inside: the hollow's far side, not an outer face
         if trunc > 0:
             w = np.where(r > trunc, 0.0, w)  # far outside: a neighbour's point, not this piece's
         J = np.empty((H, P, 6))
@@ -312,7 +305,7 @@ def gauss_newton_batch(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray,
             break
     q = (pts[None] - t[:, None, :]) @ R
     r = (q @ n.T - d).max(axis=2)
-    a = np.abs(np.maximum(r, -cfg.cavity_mm))
+    a = np.abs(r)
     cost = np.mean(np.where(a <= h, 0.5 * a * a, h * (a - 0.5 * h)), axis=1)
     return R, t, cost
 
@@ -381,9 +374,9 @@ def _flat_template(size: str, heading: float) -> Piece:
 def _box_term(size: str, R: np.ndarray, t: np.ndarray, box, to_cam, intr, cfg: PoseConfig) -> np.ndarray:
     """Per pose, how badly the model's projected bounding box disagrees with the detection box:
     the share of the detection box it leaves uncovered (a flat piece fitted upright covers a
-    narrow strip of a wide box) and, weighted less, the share of its own box outside the detection
-    box (less, because a partly hidden piece's visible box is smaller than its model)."""
-    if box is None or (cfg.box_weight <= 0 and cfg.box_excess_weight <= 0):
+    narrow strip of a wide box). The share of the model's box outside the detection box is not
+    counted: a partly hidden piece's visible box is smaller than its model."""
+    if box is None or cfg.box_weight <= 0:
         return np.zeros(len(R))
     v = outer_vertices(size)[None] @ R.transpose(0, 2, 1) + t[:, None, :]
     pc = to_cam(v.reshape(-1, 3)).reshape(v.shape)
@@ -396,17 +389,7 @@ def _box_term(size: str, R: np.ndarray, t: np.ndarray, box, to_cam, intr, cfg: P
     ih = np.clip(np.minimum(py1, y1) - np.maximum(py0, y0), 0, None)
     inter = iw * ih
     a_det = max((x1 - x0) * (y1 - y0), 1.0)
-    a_proj = np.maximum((px1 - px0) * (py1 - py0), 1.0)
-    return cfg.box_weight * (1 - inter / a_det) + cfg.box_excess_weight * (1 - inter / a_proj)
-
-
-def _reversed(size: str, R: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The same poses turned half a turn about the vertical through the piece's centroid: a flat
-    piece with its tip on the other side (its points fit both nearly alike when a neighbour's
-    points are mixed in)."""
-    Rz = _rz(180.0)
-    c = t + R[:, :, 2] * (PYRAMID_SIZES[size].height / 4.0)
-    return Rz[None] @ R, c + (t - c) @ Rz.T
+    return cfg.box_weight * (1 - inter / a_det)
 
 
 def _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, pts=None):
@@ -420,13 +403,6 @@ def _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, pts=None):
         a = np.where(r > 0, np.minimum(r, cfg.score_trunc_mm), -r)  # outside: maybe a neighbour
         cost = np.mean(np.where(a <= h, 0.5 * a * a, h * (a - 0.5 * h)), axis=1)
     score = cost + 8.0 * fs + _implausible(size, R, t) + _box_term(size, R, t, box, to_cam, intr, cfg)
-    if cfg.rest_weight > 0:
-        # a piece touching the table stands on its base (4 vertices) or lies on a face (3); one
-        # leaning on an edge or a corner needs a support, which is rarer: prefer resting poses
-        vz = (outer_vertices(size) @ R[:, 2, :].T).T + t[:, 2:3]
-        on_table = vz.min(axis=1) < cfg.contact_mm
-        touching = (vz < cfg.contact_mm).sum(axis=1)
-        score = score + cfg.rest_weight * (on_table & (touching < 3))
     return score, fs
 
 
@@ -446,12 +422,6 @@ def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cf
     score, _ = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, sub)
     top = np.argsort(score)[:cfg.top_k]
     R, t, names = R[top], t[top], [names[i] for i in top]
-    if cfg.reverse_twins:
-        keep = np.abs(R[:, 2, 2]) < 0.9  # not upright: turning an upright piece changes nothing
-        if keep.any():
-            Rr, tr_ = _reversed(size, R[keep], t[keep])
-            R, t = np.concatenate([R, Rr]), np.concatenate([t, tr_])
-            names = names + [n + "-reversed" for n, k in zip(names, keep) if k]
     sub = pts if len(pts) <= cfg.max_points else pts[:: int(np.ceil(len(pts) / cfg.max_points))]
     R, t, cost = gauss_newton_batch(size, R, t, sub, cfg, cfg.iterations, cfg.gn_trunc_mm)
     score, fs = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, sub)
@@ -494,40 +464,6 @@ def choose_size(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, depth_
 
 
 # --------------------------------------------------------------------------- a whole frame
-
-
-def _main_segment(m: np.ndarray, smooth: np.ndarray) -> np.ndarray:
-    """The depth-connected region of a box that covers its centre best: the piece, without the
-    neighbours (in front or behind) whose edges reach into the box."""
-    from scipy import ndimage
-
-    lab, n = ndimage.label(m & smooth)
-    if n <= 1:
-        return m if n == 0 else (lab > 0) | (m & ~smooth & False)
-    h, w = m.shape
-    yy, xx = np.mgrid[0:h, 0:w]
-    wgt = np.exp(-(((yy - h / 2) / (0.35 * h + 1)) ** 2 + ((xx - w / 2) / (0.35 * w + 1)) ** 2))
-    score = ndimage.sum(wgt, lab, index=np.arange(1, n + 1))
-    return lab == (1 + int(np.argmax(score)))
-
-
-def _chroma(rgb: np.ndarray) -> np.ndarray:
-    s = rgb.sum(axis=-1, keepdims=True) + 30.0
-    return np.concatenate([rgb[..., :2] / s, s / 800.0], axis=-1)
-
-
-def _same_colour(rgb: np.ndarray, m: np.ndarray, tol: float) -> np.ndarray:
-    """Pixels of a box whose chromaticity matches the box's central pixels: the piece itself,
-    not a differently coloured neighbour reaching into its box. Brightness counts little, since
-    one piece shows a lit and a shaded face."""
-    h, w = m.shape
-    cy0, cy1, cx0, cx1 = int(h * 0.3), max(int(h * 0.7), int(h * 0.3) + 1), int(w * 0.3), max(int(w * 0.7), int(w * 0.3) + 1)
-    centre = m[cy0:cy1, cx0:cx1]
-    if centre.sum() < 5:
-        return np.ones_like(m)
-    f = _chroma(rgb)
-    proto = np.median(f[cy0:cy1, cx0:cx1][centre], axis=0)
-    return np.linalg.norm(f - proto, axis=-1) < tol
 
 
 def _class_split(class_id: int) -> tuple[str, str, bool]:
@@ -593,9 +529,6 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
             if not inb.any():
                 continue
             dcol = np.linalg.norm(rgb[ys[inb], xs[inb]] - proto[k], axis=1) / 40.0
-            if cfg.owner_spatial:
-                cx, cy, hw, hh = (x0 + x1) / 2, (y0 + y1) / 2, max(x1 - x0, 2) / 2, max(y1 - y0, 2) / 2
-                dcol = dcol + np.maximum(np.abs(xs[inb] - cx) / hw, np.abs(ys[inb] - cy) / hh)
             better = dcol < best[inb]
             idx = np.nonzero(inb)[0][better]
             best[idx] = dcol[better]
@@ -603,13 +536,6 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
         owner[ys, xs] = arg
 
     rng = np.random.default_rng(0)
-    smooth = np.zeros(depth.shape, bool)
-    if cfg.depth_segments:
-        # pixels whose depth continues smoothly into their neighbours; a jump marks an object edge
-        jump = np.zeros(depth.shape, np.float32)
-        jump[:, :-1] = np.abs(np.diff(depth, axis=1))
-        jump[:-1, :] = np.maximum(jump[:-1, :], np.abs(np.diff(depth, axis=0)))
-        smooth = above & (jump < cfg.edge_jump_mm)
     point_sets: list[np.ndarray] = []
     for k, (x0, y0, x1, y1) in enumerate(boxes):
         m = above[y0:y1, x0:x1] & ((count[y0:y1, x0:x1] == 1) | (owner[y0:y1, x0:x1] == k))
@@ -617,14 +543,6 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
             mm = m & detections.masks[k][y0:y1, x0:x1]
             if mm.sum() >= MIN_POINTS:
                 m = mm
-        if cfg.depth_segments and m.sum() >= MIN_POINTS:
-            mc = _main_segment(m, smooth[y0:y1, x0:x1])
-            if mc.sum() >= MIN_POINTS:
-                m = mc
-        if cfg.color_filter and m.sum() >= MIN_POINTS:
-            mc = m & _same_colour(rgb[y0:y1, x0:x1], m, cfg.color_tol)
-            if mc.sum() >= max(MIN_POINTS, 0.4 * m.sum()):
-                m = mc
         pts = table_pts[y0:y1, x0:x1][m].astype(np.float64)
         if len(pts) > cfg.max_points:
             pts = pts[rng.choice(len(pts), cfg.max_points, replace=False)]
@@ -656,8 +574,6 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
         R, t, cost, fs, name = fit_piece(size, pts, depth, to_cam, intr, cfg, tip, boxes[k])
         fits.append((k, R, t, cost, fs, name))
 
-    if cfg.joint_rounds and len(fits) > 1:
-        fits = _explain_away(fits, point_sets, boxes, above, table_pts, detections, depth, to_cam, intr, cfg, rng)
     if (cfg.refine or cfg.refine_points) and len(fits) > 1:
         fits = _refine(fits, point_sets, detections, depth, to_cam, intr, cfg, refit=cfg.refine)
     sizes: dict[int, str] = {}  # depth overruled the image's size
@@ -745,64 +661,3 @@ def _refine(fits, point_sets, detections, depth, to_cam, intr, cfg, refit: bool 
         out.append((k, R, t, cost, fs, name))
     return out
 
-
-def _explain_away(fits, point_sets, boxes, above, table_pts, detections, depth, to_cam, intr, cfg, rng):
-    """Joint assignment of the depth points in overlapping boxes ("explaining away").
-
-    Every above-table point of a box is a candidate for its piece, including the pixels another box
-    also holds (colour ownership cannot split two pieces of one colour). A candidate point stays
-    with this piece unless another fitted piece explains it clearly better (within
-    `joint_explained_mm` of its surface and `joint_margin_mm` closer than this piece's own).
-    A piece whose point set changed is fitted again over all hypotheses plus its previous pose (a
-    local refit cannot turn a piece fitted upright into a flat one); repeated `joint_rounds` times."""
-    sizes = {k: _class_split(int(detections.class_id[k]))[1] for k, *_ in fits}
-    cand = {}
-    for k, R, t, cost, fs, name in fits:
-        if name == "none":
-            continue
-        x0, y0, x1, y1 = boxes[k]
-        o = boxes[[f[0] for f in fits if f[0] != k]]
-        if not ((o[:, 0] < x1) & (o[:, 2] > x0) & (o[:, 1] < y1) & (o[:, 3] > y0)).any():
-            continue  # no other box reaches into this one: nothing to contest
-        m = above[y0:y1, x0:x1]
-        if detections.masks is not None:
-            mm = m & detections.masks[k][y0:y1, x0:x1]
-            if mm.sum() >= MIN_POINTS:
-                m = mm
-        if not cfg.joint_all_box:
-            cand[k] = point_sets[k]
-            continue
-        pts = table_pts[y0:y1, x0:x1][m].astype(np.float64)
-        if len(pts) > cfg.max_points:
-            pts = pts[rng.choice(len(pts), cfg.max_points, replace=False)]
-        cand[k] = pts
-    for _ in range(cfg.joint_rounds):
-        out = []
-        changed = False
-        for k, R, t, cost, fs, name in fits:
-            if k not in cand or len(cand[k]) < MIN_POINTS:
-                out.append((k, R, t, cost, fs, name))
-                continue
-            pts = cand[k]
-            own = np.abs(_residuals(sizes[k], R, t, pts)[0])
-            keep = np.ones(len(pts), bool)
-            for k2, R2, t2, _, _, n2 in fits:
-                if k2 == k or n2 == "none":
-                    continue
-                if np.linalg.norm(t2[:2] - t[:2]) > 120.0:
-                    continue
-                other = np.abs(_residuals(sizes[k2], R2, t2, pts)[0])
-                keep &= ~((other < own - cfg.joint_margin_mm) & (other < cfg.joint_explained_mm))
-            new = pts[keep]
-            old = point_sets[k]
-            if len(new) < MIN_POINTS or (len(new) == len(old) and np.array_equal(new, old)):
-                out.append((k, R, t, cost, fs, name))
-                continue
-            point_sets[k] = new
-            R, t, cost, fs, name2 = fit_piece(sizes[k], new, depth, to_cam, intr, cfg, None, boxes[k], seed=(R, t))
-            changed = True
-            out.append((k, R, t, cost, fs, name if name2 == "previous" else name2))
-        fits = out
-        if not changed:
-            break
-    return fits

@@ -14,6 +14,12 @@ def pin_to_one_core() -> None:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
 
+def latency_stats(samples_ms: list[float], digits: int = 2) -> dict:
+    """Median and 95th percentile (nearest rank) of timings in milliseconds."""
+    s = sorted(samples_ms)
+    return {"median_ms": round(statistics.median(s), digits), "p95_ms": round(s[int(0.95 * (len(s) - 1))], digits)}
+
+
 def timed(fn: Callable[[], object], repeat: int) -> dict:
     fn()  # warm caches (coal shapes, numpy)
     samples = []
@@ -21,12 +27,7 @@ def timed(fn: Callable[[], object], repeat: int) -> dict:
         t0 = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - t0) * 1000)
-    samples.sort()
-    return {
-        "median_ms": round(statistics.median(samples), 2),
-        "p95_ms": round(samples[int(0.95 * (len(samples) - 1))], 2),
-        "runs": repeat,
-    }
+    return {**latency_stats(samples), "runs": repeat}
 
 
 def bench_relations(repeat: int = 50) -> dict:

@@ -18,6 +18,7 @@ log unchanged; this module knows nothing of cameras.
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import product
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -63,11 +64,11 @@ def covers(pieces: Sequence[Piece]) -> list[dict]:
     return out
 
 
-def _nested(cover: Piece, size: str, pid: str, color: str, against_wall: bool) -> Piece:
+def _nested(cover: Piece, size: str, pid: str, against_wall: bool) -> Piece:
     """A smaller piece inside `cover`'s cavity, same axis and turn: in the middle, or slid
     sideways until it rests against an inner wall (then the two touch). Upright covers keep it on
     the table; a lying cover's lower wall holds it."""
-    inner = replace(cover, id=pid, size=size, color=color)
+    inner = replace(cover, id=pid, size=size)
     if against_wall:
         n, d = inner_planes(cover.size)
         v = outer_vertices(size)  # the hidden piece in the cover's frame, centred
@@ -101,25 +102,19 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         p = by_id.get(doubt["piece"])
         if p is None:
             return
-        for size in SIZES:
-            if PYRAMID_SIZES[size].height >= PYRAMID_SIZES[p.size].height:
-                break
-            for against_wall in (False, True):
-                hidden = _nested(p, size, f"{p.id}-under", "red", against_wall)
-                for color in RAINBOW_COLORS:
-                    yield list(pieces) + [replace(hidden, color=color)]
+        smaller = [s for s in SIZES if PYRAMID_SIZES[s].height < PYRAMID_SIZES[p.size].height]
+        hidden = [(_nested(p, s, f"{p.id}-under", wall),) for s in smaller for wall in (False, True)]
         if p.size == "large":  # a large piece can hide a medium one with a small one inside it
-            for against_wall in (False, True):
-                mid = _nested(p, "medium", f"{p.id}-under", "red", against_wall)
-                low = _nested(mid, "small", f"{p.id}-under2", "red", against_wall)
-                for c1 in RAINBOW_COLORS:
-                    for c2 in RAINBOW_COLORS:
-                        yield list(pieces) + [replace(mid, color=c1), replace(low, color=c2)]
+            for wall in (False, True):
+                mid = _nested(p, "medium", f"{p.id}-under", wall)
+                hidden.append((mid, _nested(mid, "small", f"{p.id}-under2", wall)))
+        for group in hidden:
+            for colors in product(RAINBOW_COLORS, repeat=len(group)):
+                yield list(pieces) + [replace(h, color=c) for h, c in zip(group, colors)]
     elif kind == "missed":
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
-        for size in SIZES:
-            for color in RAINBOW_COLORS:
-                yield list(pieces) + [Piece(f"m{round(x)}_{round(y)}", color, size, (x, y, 0.0))]
+        for size, color in product(SIZES, RAINBOW_COLORS):
+            yield list(pieces) + [Piece(f"m{round(x)}_{round(y)}", color, size, (x, y, 0.0))]
 
 
 def doubts_for(pieces: Sequence[Piece], doubts: Iterable[Mapping]) -> list[dict]:

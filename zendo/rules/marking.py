@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from itertools import combinations
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from ..doubts import describe, doubt_flips
+from ..doubts import FactsOf, describe, doubt_flips
 from ..facts import KoanFacts
 from ..scene import Piece
 from .rule import Rule
@@ -62,7 +62,7 @@ def mark(rule: Rule, facts: KoanFacts, rulings: Mapping[tuple, bool | str] | Non
 
 
 def mark_perceived(rule: Rule, facts: KoanFacts, pieces: Sequence[Piece], doubts: Sequence[Mapping],
-                   facts_of: Callable[[Sequence[Piece]], KoanFacts],
+                   facts_of: FactsOf,
                    rulings: Mapping[tuple, bool | str] | None = None) -> Mark:
     """`mark`, and also a judgment call when a perception doubt (zendo.doubts) would change it.
     A doubt the Master has ruled on (its `doubt_key` in `rulings`) no longer counts."""
