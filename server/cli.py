@@ -91,8 +91,6 @@ def register(group: click.Group) -> None:
         from zendo.store import Store, StoreError
 
         try:
-            if not os.path.isfile(db):
-                raise StoreError(f"{db}: no such file")
             store = Store(db, create=False)
             if out:
                 with open(out, "w", encoding="utf-8") as fh:

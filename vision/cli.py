@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from zendo.cli import UserError, emit, friendly
+from zendo.scene import MAX_COORDINATE_MM
 
 
 def _camera_json(intr) -> dict:
@@ -42,8 +43,8 @@ def _parse_xy(text: str) -> tuple[float, float, float]:
         x, y = (float(v) for v in text.split(","))
     except ValueError:
         raise UserError(f"--target must be two numbers 'X,Y' in mm, got {text!r}") from None
-    if not (abs(x) <= 1e6 and abs(y) <= 1e6):  # also refuses nan and inf
-        raise UserError(f"--target must be two finite numbers within 1e6 mm, got {text!r}")
+    if not (abs(x) <= MAX_COORDINATE_MM and abs(y) <= MAX_COORDINATE_MM):  # also refuses nan and inf
+        raise UserError(f"--target must be two finite numbers within {MAX_COORDINATE_MM:,.0f} mm, got {text!r}")
     return (x, y, 0.0)
 
 

@@ -129,23 +129,25 @@ class _DepthToColor:
     def __call__(self, depth: np.ndarray, units_m: float, width: int, height: int) -> np.ndarray:
         fx, fy, cx, cy = self.depth_k
         v, u = np.nonzero(depth)
-        z = depth[v, u].astype(float) * (units_m or 0.001)
+        raw = depth[v, u]
+        z = raw.astype(float) * (units_m or 0.001)
         pts = np.column_stack([(u - cx) / fx * z, (v - cy) / fy * z, z])
         pts = pts @ np.asarray(self.rotation).reshape(3, 3).T + np.asarray(self.translation)
         gx, gy, gcx, gcy = self.color_k
         out = np.zeros((height, width), dtype=np.uint16)
         ok = pts[:, 2] > 0
-        pts, raw = pts[ok], depth[v, u][ok]
+        pts, raw = pts[ok], raw[ok]
         # each depth pixel covers about (colour f / depth f) colour pixels: splat a small square
         reach = max(1, int(np.ceil(gx / fx)))
         cu = np.floor(gx * pts[:, 0] / pts[:, 2] + gcx - (reach - 1) / 2).astype(int)
         cv = np.floor(gy * pts[:, 1] / pts[:, 2] + gcy - (reach - 1) / 2).astype(int)
         order = np.argsort(-raw)  # far first, so nearer surfaces overwrite them
+        cu, cv, raw = cu[order], cv[order], raw[order]
         for du in range(reach):
             for dv in range(reach):
-                uu, vv = cu[order] + du, cv[order] + dv
+                uu, vv = cu + du, cv + dv
                 inside = (uu >= 0) & (uu < width) & (vv >= 0) & (vv < height)
-                out[vv[inside], uu[inside]] = raw[order][inside]
+                out[vv[inside], uu[inside]] = raw[inside]
         return out
 
 
@@ -206,11 +208,10 @@ class RealSensePipelineSource:
         self._align = rs.align(rs.stream.color)
         try:
             color_profile = profile.get_stream(rs.stream.color).as_video_stream_profile()
-            profile.get_stream(rs.stream.depth)
+            depth_profile = profile.get_stream(rs.stream.depth).as_video_stream_profile()
         except RuntimeError:
             self.close()
             raise FrameSourceError(f"{self.path or 'RealSense'}: needs both a depth and a colour stream") from None
-        depth_profile = profile.get_stream(rs.stream.depth).as_video_stream_profile()
         self._depth_to_color = _DepthToColor.from_profiles(depth_profile, color_profile)
         ci = color_profile.get_intrinsics()
         try:
@@ -228,7 +229,7 @@ class RealSensePipelineSource:
             return
         expected = recorded_images(self.path, "Color")
         seen: set[float] = set()
-        for attempt in range(3):
+        for _ in range(3):
             for frame in self._play(seen, len(seen)):
                 seen.add(round(frame.timestamp_ms, 3))
                 yield frame

@@ -71,6 +71,8 @@ class Store:
             p = Path(self.path)
             if p.exists() and p.is_dir():
                 raise StoreError(f"{p}: is a folder, not a game log")
+            if not create and not p.is_file():  # before connecting: SQLite would make an empty file
+                raise StoreError(f"{p}: no such file")
             p.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)

@@ -12,8 +12,9 @@ import re
 import unicodedata
 from typing import Callable
 
+from .parser import _IGNORED, scan
+
 _WORD = re.compile(r"[a-zñáéíóúü0-9]+(?:'[a-z]+)?(?:-[a-zñáéíóúü]+)*|[()]")
-_IGNORED = re.compile(r"[\s,;:.…\"“”!?¡¿]+")
 
 
 def strip_accents(s: str) -> str:
@@ -139,8 +140,6 @@ _MARKERS = frozenset({"contiene", "pieza", "piezas", "tiene", "naturaleza", "tod
 
 
 def _tokens(text: str) -> list[tuple[str, int]]:
-    from .parser import scan
-
     return scan(text, _WORD, _IGNORED, strict=False)
 
 
