@@ -217,9 +217,7 @@ def gauss_newton(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: 
         if np.abs(step).max() < 1e-4:
             break
     r, _, _ = _residuals(size, R, t, pts)
-    a = np.abs(r)
-    cost = float(np.mean(np.where(a <= h, 0.5 * a * a, h * (a - 0.5 * h))))
-    return R, t, cost
+    return R, t, float(_huber(np.abs(r)[None], h)[0])
 
 
 def _free_space(size: str, R, t, frame_depth: np.ndarray, to_cam, intr, tol: float) -> float:
@@ -258,9 +256,11 @@ def _exp_batch(w: np.ndarray) -> np.ndarray:
 
 
 def gauss_newton_batch(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: PoseConfig,
-                       iterations: int, trunc: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       iterations: int, trunc: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Robust point-to-plane fit of the solid pyramid for H starting poses at once (R: H x 3 x 3,
     t: H x 3); numpy's overhead is paid once per iteration instead of once per hypothesis.
+    Returns R, t, the robust cost per pose, and the points' residuals at the fitted poses
+    (H x P, for scoring without computing them again).
 
     Residual of a point: its signed distance to the solid (largest face-plane distance).
     Jacobian w.r.t. a body-frame rotation w and a translation d: (n x q, -R n).
@@ -305,9 +305,12 @@ def gauss_newton_batch(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray,
             break
     q = (pts[None] - t[:, None, :]) @ R
     r = (q @ n.T - d).max(axis=2)
-    a = np.abs(r)
-    cost = np.mean(np.where(a <= h, 0.5 * a * a, h * (a - 0.5 * h)), axis=1)
-    return R, t, cost
+    return R, t, _huber(np.abs(r), h), r
+
+
+def _huber(a: np.ndarray, h: float) -> np.ndarray:
+    """Mean Huber cost per pose of absolute residuals (poses x points)."""
+    return np.mean(np.where(a <= h, 0.5 * a * a, h * (a - 0.5 * h)), axis=1)
 
 
 def _implausible(size: str, R: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -392,16 +395,14 @@ def _box_term(size: str, R: np.ndarray, t: np.ndarray, box, to_cam, intr, cfg: P
     return cfg.box_weight * (1 - inter / a_det)
 
 
-def _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, pts=None):
+def _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r=None):
+    """Lower is better. `r`: the poses' residuals of the points (gauss_newton_batch returns them)."""
     fs = _free_space_batch(size, R, t, depth_mm, to_cam, intr, cfg.free_space_tol_mm)
-    if cfg.score_trunc_mm > 0 and pts is not None:
+    if cfg.score_trunc_mm > 0 and r is not None:
         # a neighbour's points cost every pose alike once they are far: the pose that explains
         # a coherent part well beats one that sits between two pieces explaining both badly
-        n, d = _planes5(size)
-        r = ((pts[None] - t[:, None, :]) @ R @ n.T - d).max(axis=2)
-        h = cfg.huber_mm
         a = np.where(r > 0, np.minimum(r, cfg.score_trunc_mm), -r)  # outside: maybe a neighbour
-        cost = np.mean(np.where(a <= h, 0.5 * a * a, h * (a - 0.5 * h)), axis=1)
+        cost = _huber(a, cfg.huber_mm)
     score = cost + 8.0 * fs + _implausible(size, R, t) + _box_term(size, R, t, box, to_cam, intr, cfg)
     return score, fs
 
@@ -418,13 +419,13 @@ def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cf
     R = np.array([h[1] for h in hyps])
     t = np.array([h[2] for h in hyps])
     sub = pts if len(pts) <= 150 else pts[:: int(np.ceil(len(pts) / 150))]
-    R, t, cost = gauss_newton_batch(size, R, t, sub, cfg, 5)
-    score, _ = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, sub)
+    R, t, cost, r = gauss_newton_batch(size, R, t, sub, cfg, 5)
+    score, _ = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r)
     top = np.argsort(score)[:cfg.top_k]
     R, t, names = R[top], t[top], [names[i] for i in top]
     sub = pts if len(pts) <= cfg.max_points else pts[:: int(np.ceil(len(pts) / cfg.max_points))]
-    R, t, cost = gauss_newton_batch(size, R, t, sub, cfg, cfg.iterations, cfg.gn_trunc_mm)
-    score, fs = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, sub)
+    R, t, cost, r = gauss_newton_batch(size, R, t, sub, cfg, cfg.iterations, cfg.gn_trunc_mm)
+    score, fs = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r)
     b = int(np.argmin(score))
     return R[b], t[b], float(cost[b]), float(fs[b]), names[b]
 
@@ -448,12 +449,9 @@ def choose_size(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, depth_
             Rs, ts, its = R[None], t[None], 0
         else:
             Rs, ts, its = np.stack([R, R]), np.stack([t, t + R[:, 2] * dh]), 8
-        Rf, tf, cost = gauss_newton_batch(cand, Rs, ts, sub, cfg, its)
+        Rf, tf, cost, r = gauss_newton_batch(cand, Rs, ts, sub, cfg, its)
         fs = _free_space_batch(cand, Rf, tf, depth_mm, to_cam, intr, cfg.free_space_tol_mm)
-        n, d = _planes5(cand)
-        q = (sub[None] - tf[:, None, :]) @ Rf
-        r = np.abs((q @ n.T - d).max(axis=2))
-        inl = (r < cfg.inlier_mm).mean(axis=1)
+        inl = (np.abs(r) < cfg.inlier_mm).mean(axis=1)
         score = inl - cfg.size_fs_weight * fs - _implausible(cand, Rf, tf)
         b = int(np.argmax(score))
         scores[cand] = (float(score[b]) + (cfg.size_prior if cand == size else 0.0), Rf[b], tf[b], float(cost[b]),
