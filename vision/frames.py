@@ -160,7 +160,7 @@ def recorded_images(path: Path, stream: str = "") -> int | None:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
             return int(db.execute("SELECT count(*) FROM messages m JOIN topics t ON t.id = m.topic_id "
                                   "WHERE t.name LIKE ?", (f"%{stream}%/image/data%",)).fetchone()[0])
-    except (sqlite3.Error, TypeError):
+    except sqlite3.Error:
         return None
 
 
@@ -192,19 +192,12 @@ class RealSensePipelineSource:
             config.enable_stream(rs.stream.depth, width, height, rs.format.z16, fps)
             config.enable_stream(rs.stream.color, width, height, rs.format.rgb8, fps)
         self._config = config
-        self._pipe = rs.pipeline()
         try:
-            profile = self._pipe.start(config)
+            profile = self._start()
         except RuntimeError as exc:
             where = str(self.path) if self.path else "RealSense"
             raise FrameSourceError(f"{where}: cannot start ({str(exc).splitlines()[0] if str(exc) else 'error'})") from None
         self._running = True
-        device = profile.get_device()
-        self._playback = None
-        if self.path is not None:
-            playback = device.as_playback()
-            playback.set_real_time(False)
-            self._playback = playback
         self._align = rs.align(rs.stream.color)
         try:
             color_profile = profile.get_stream(rs.stream.color).as_video_stream_profile()
@@ -215,7 +208,7 @@ class RealSensePipelineSource:
         self._depth_to_color = _DepthToColor.from_profiles(depth_profile, color_profile)
         ci = color_profile.get_intrinsics()
         try:
-            units_m = device.first_depth_sensor().get_depth_scale()
+            units_m = profile.get_device().first_depth_sensor().get_depth_scale()
         except RuntimeError:
             units_m = 0.001
         self.intrinsics = Intrinsics(ci.width, ci.height, ci.fx, ci.fy, ci.ppx, ci.ppy, round(units_m * 1000.0, 6))
@@ -238,15 +231,22 @@ class RealSensePipelineSource:
             log.info("%s: %d of %d frames came through; reading the missing ones again", self.path, len(seen), expected)
             self._restart()
 
+    def _start(self):
+        """A fresh rs.pipeline on the config; a recording plays as fast as it is read."""
+        self._pipe = self._rs.pipeline()
+        profile = self._pipe.start(self._config)
+        self._playback = None
+        if self.path is not None:
+            self._playback = profile.get_device().as_playback()
+            self._playback.set_real_time(False)
+        return profile
+
     def _restart(self) -> None:
         try:
             self._pipe.stop()
         except RuntimeError:
             pass
-        self._pipe = self._rs.pipeline()
-        profile = self._pipe.start(self._config)
-        self._playback = profile.get_device().as_playback()
-        self._playback.set_real_time(False)
+        self._start()
 
     def _play(self, skip: set[float], index: int) -> Iterator[Frame]:
         rs = self._rs

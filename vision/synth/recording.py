@@ -147,14 +147,12 @@ def _wait_until_written(path: Path, images: int, timeout_s: float = 10.0) -> Non
     raise RuntimeError(f"{path}: the recorder wrote {count or 0} of {images} images")
 
 
-def _drain(queue, wait_ms: int = 0) -> int:
+def _drain(queue, wait_ms: int) -> int:
     """Take every frame the sensors have delivered so far (waiting up to wait_ms for the first)."""
-    count = 0
-    if wait_ms:
-        ok, _ = queue.try_wait_for_frame(wait_ms)
-        if not ok:
-            return 0
-        count += 1
+    ok, _ = queue.try_wait_for_frame(wait_ms)
+    if not ok:
+        return 0
+    count = 1
     while True:
         ok, _ = queue.try_wait_for_frame(0)
         if not ok:
