@@ -22,6 +22,7 @@ from .detect import Detections, Detector
 from .doubts import frame_doubts
 from .frames import Frame
 from .pose import PieceFit, PoseConfig, estimate_poses
+from .towers import complete_towers
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class PipelineConfig:
     settle_s: float = 1.5  # a koan is settled after being still this long
     lost_frames: int = 5  # a track unseen this many frames is dropped
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
+    towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
 
 
 @dataclass(frozen=True)
@@ -270,6 +272,12 @@ class Pipeline:
         scene, fits = estimate_poses(frame, det, self.table(), self.pose_cfg, heights)
         t3 = time.perf_counter()
         timings["pose"] = (t3 - t2) * 1000
+        if self.cfg.towers:
+            scene, fits, det, verdicts = complete_towers(frame, scene, fits, det, verdicts, heights, self.table(),
+                                                         self.classifier)
+            t3b = time.perf_counter()
+            timings["towers"] = (t3b - t3) * 1000
+            t3 = t3b
         scene = self._with_doubts(scene, fits, det, verdicts, heights)
         t3b = time.perf_counter()
         timings["doubts"] = (t3b - t3) * 1000

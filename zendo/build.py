@@ -107,7 +107,7 @@ def flat(spec: Spec, xy=(0.0, 0.0), heading: float = 0.0) -> Piece:
     return lay_down([upright(spec)], face_normal(spec.size), xy, heading)[0]
 
 
-def _rest_offset(lower_size: str, upper_size: str) -> float:
+def rest_offset(lower_size: str, upper_size: str) -> float:
     """How far along the lower piece's axis the upper piece's base sits when it rests on the tip.
 
     Similar shapes touch either tip to tip (the lower piece is steeper) or at the upper piece's
@@ -120,7 +120,7 @@ def _rest_offset(lower_size: str, upper_size: str) -> float:
 def cover(lower: Piece, spec: Spec) -> Piece:
     """Put `spec` over `lower`, coaxially: it rests on lower's tip (a tower) or, if it is too big
     and lower is upright on the table, on the table around it (lower is then nested inside)."""
-    offset = _rest_offset(lower.size, spec.size)
+    offset = rest_offset(lower.size, spec.size)
     origin = lower.origin + lower.axis * offset
     piece = _piece(spec, lower.matrix, origin)
     low = float(piece.vertices[:, 2].min())
@@ -142,7 +142,7 @@ def lying_tower(specs: Sequence[Spec], xy=(0.0, 0.0), heading: float = 0.0) -> l
     pieces = [upright(specs[0], (0, 0), 0.0)]
     for spec in specs[1:]:
         a = pieces[-1]
-        pieces.append(_piece(spec, a.matrix, a.origin + a.axis * _rest_offset(a.size, spec.size)))
+        pieces.append(_piece(spec, a.matrix, a.origin + a.axis * rest_offset(a.size, spec.size)))
     return lay_down(pieces, face_normal(specs[0].size), xy, heading)
 
 
