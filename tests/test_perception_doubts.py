@@ -113,6 +113,39 @@ def test_a_possible_hidden_piece_cannot_undo_at_least_one():
     assert m.mark == "white" and not m.judgment_call
 
 
+# ----------------------------------------------------------------------------- stacked
+
+
+@pytest.mark.parametrize("where", ["under", "on"])
+def test_a_piece_that_may_be_a_tower_of_two_of_its_size_is_one_in_every_alternative(where):
+    from zendo.doubts import alternatives
+
+    p = lone("blue", "medium")
+    alts = list(alternatives([p], {"kind": "stacked", "piece": "p1", "where": where}))
+    assert {a[-1].color for a in alts} == {"red", "yellow", "green", "blue", "black"}
+    for alt in alts:
+        facts = facts_of(alt)
+        lower, upper = ("p1-stack", "p1") if where == "under" else ("p1", "p1-stack")
+        assert facts.stacked_on(upper, lower), facts.towers
+        assert {q.size for q in alt} == {"medium"}
+    kept = [q for q in alts[0] if q.id == "p1"][0]
+    assert kept.origin[2] == pytest.approx(5.5 if where == "under" else 0.0, abs=0.1)
+
+
+def test_a_piece_that_may_stand_on_another_of_its_size_makes_a_count_mark_a_judgment_call():
+    pieces = [lone("blue", "medium")]
+    doubt = {"kind": "stacked", "piece": "p1", "where": "under"}
+    m = judged("it contains exactly one piece", pieces, [doubt])
+    assert m.mark == "white" and m.judgment_call
+    assert m.doubts[0]["text"] == "another piece of p1's size may be stacked under it"
+
+
+def test_a_stacked_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
+    pieces = [lone("red", "medium")]
+    m = judged("it contains at least one red piece", pieces, [{"kind": "stacked", "piece": "p1", "where": "on"}])
+    assert m.mark == "white" and not m.judgment_call
+
+
 # ----------------------------------------------------------------------------- missed
 
 

@@ -33,8 +33,9 @@ UPRIGHT_COS = np.cos(np.radians(15))  # only (near) upright pieces stack coaxial
 NEAR_MM = 22.0  # points this close (in x, y) to a piece's axis are its tower's
 INLIER_MM = 1.5  # a point this close to a solid's surface is explained by it
 TOWER_GAIN_POINTS = 25  # the tower must explain this many more points than the piece alone
-ADDED_FREE_SPACE = 0.35  # at most this share of the added piece where the camera saw through
-MOVED_FREE_SPACE = 0.35  # ... and of the piece lifted onto it
+FREE_SPACE_LIMIT = 0.35  # at most this share of the added piece (or the one lifted onto it) where the camera saw through
+STACKED_FREE_SPACE = 0.3  # a same-size tower this consistent with depth is a doubt (tuning set: 29 of 35 such
+STACKED_MIN_GAIN = -40  # towers the detector read as one piece, 22 of 428 lone upright pieces)
 FREE_SPACE_TOL_MM = 4.0
 COAXIAL_MM = 3.0  # a fitted piece this close to the axis (x, y) already stands in the tower
 GROUNDED_MM = 3.0
@@ -113,36 +114,46 @@ def _gain(c: Candidate, others: np.ndarray, before: np.ndarray, pts: np.ndarray)
     return replace(c, gain=int((after & ~before).sum()) - int((before & ~after).sum()))
 
 
-def _free_space_of(c: Candidate, base: Piece, depth_mm, to_cam, intr) -> float | None:
-    """The larger share of the added piece, or of the base where the tower moves it, that lies
-    where the camera saw through; None when either is over its limit."""
-    fs_added = _free_space(c.added.size, c.added.matrix, c.added.origin, depth_mm, to_cam, intr, FREE_SPACE_TOL_MM)
-    fs_moved = 0.0
+def _with_free_space(c: Candidate, base: Piece, depth_mm, to_cam, intr) -> Candidate:
+    """The candidate with the larger share of the added piece, or of the base where the tower
+    moves it, that lies where the camera saw through."""
+    fs = _free_space(c.added.size, c.added.matrix, c.added.origin, depth_mm, to_cam, intr, FREE_SPACE_TOL_MM)
     if c.moved is not base:
-        fs_moved = _free_space(c.moved.size, c.moved.matrix, c.moved.origin, depth_mm, to_cam, intr, FREE_SPACE_TOL_MM)
-    if fs_added > ADDED_FREE_SPACE or fs_moved > MOVED_FREE_SPACE:
-        return None
-    return max(fs_added, fs_moved)
+        fs = max(fs, _free_space(c.moved.size, c.moved.matrix, c.moved.origin, depth_mm, to_cam, intr, FREE_SPACE_TOL_MM))
+    return replace(c, free_space=fs)
 
 
-def valid_candidates(base: Piece, pieces: list[Piece], pts: np.ndarray, new_id: str, depth_mm, to_cam,
-                     intr, min_gain: int = TOWER_GAIN_POINTS) -> list[Candidate]:
-    """The neighbours that explain at least `min_gain` more points within the free-space
-    limits, best first."""
+def scored_candidates(base: Piece, pieces: list[Piece], pts: np.ndarray, new_id: str) -> list[Candidate]:
+    """Every candidate with its point gain, best first."""
     others = _distance([q for q in pieces if q.id != base.id
                         and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30], pts)
     before = np.abs(np.minimum(others, signed_distances(base, pts))) < INLIER_MM
-    if (~before).sum() < TOWER_GAIN_POINTS:
-        return []  # no neighbour could explain enough points that the scene does not already
-    scored = sorted((_gain(c, others, before, pts) for c in candidates(base, pieces, new_id)), key=lambda c: -c.gain)
+    return sorted((_gain(c, others, before, pts) for c in candidates(base, pieces, new_id)), key=lambda c: -c.gain)
+
+
+def valid_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr, min_gain: int = 1) -> list[Candidate]:
+    """Those that explain at least `min_gain` more points within the free-space limit, best first."""
     out = []
     for c in scored:
         if c.gain < min_gain:
             break
-        fs = _free_space_of(c, base, depth_mm, to_cam, intr)
-        if fs is not None:
-            out.append(replace(c, free_space=fs))
+        c = _with_free_space(c, base, depth_mm, to_cam, intr)
+        if c.free_space <= FREE_SPACE_LIMIT:
+            out.append(c)
     return out
+
+
+def stacked_doubt(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr) -> dict | None:
+    """A "stacked" doubt (zendo/doubts.py) when a piece of the base's own size could stand under
+    or on it: such a tower differs from one piece only by 5.5 mm along faces that slope 74 deg
+    (1.5 mm across them) and a band a few pixels high, so depth cannot rule it in or out."""
+    for c in scored:
+        if c.added.size != base.size or c.gain < STACKED_MIN_GAIN:
+            continue
+        c = _with_free_space(c, base, depth_mm, to_cam, intr)
+        if c.free_space <= STACKED_FREE_SPACE:
+            return {"kind": "stacked", "piece": base.id, "where": c.where}
+    return None
 
 
 def _band_box(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray, pix: np.ndarray) -> np.ndarray | None:
@@ -157,12 +168,12 @@ def _band_box(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray, p
 
 
 def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,
-                    table, classifier) -> tuple[Scene, list[PieceFit], Detections, list]:
+                    table, classifier) -> tuple[Scene, list[PieceFit], Detections, list, list[dict]]:
     """The scene with every tower neighbour the depth shows and the detector missed; each added
     piece gets a detection (its band's box) and the classifier's verdict, so the class and absent
-    doubts treat it like any other piece. Without a classifier there is no colour to give: no-op."""
-    if classifier is None or not scene.pieces:
-        return scene, fits, detections, verdicts
+    doubts treat it like any other piece. Also the "stacked" doubts of the pieces where a tower
+    of one size cannot be told from one piece. Without a classifier there is no colour to give:
+    nothing is added, the doubts are still raised."""
     table_pts, seen = heights
     up = seen & (table_pts[..., 2] > 2.5)
     pix = np.argwhere(up)
@@ -170,6 +181,8 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
     pieces = list(scene.pieces)
     fits = list(fits)
     verdicts = list(verdicts) if verdicts is not None else [None] * len(detections)
+    doubts: list[dict] = []
+    depth, to_cam, intr = frame.depth_mm, table.to_camera, frame.intrinsics
     order = sorted(range(len(pieces)), key=lambda i: -fits[i].n_points)
     n_next = len(pieces) + 1
     for i in order:
@@ -180,33 +193,50 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         if sel.sum() < TOWER_GAIN_POINTS:
             continue
         pts, px = P[sel], pix[sel]
-        options = valid_candidates(base, pieces, pts, f"p{n_next}", frame.depth_mm, table.to_camera, frame.intrinsics,
-                                   min_gain=1)
-        if not options or options[0].gain < TOWER_GAIN_POINTS:
+        scored = scored_candidates(base, pieces, pts, f"p{n_next}")
+        added = None
+        if classifier is not None and scored and scored[0].gain >= TOWER_GAIN_POINTS:
+            added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, frame, table,
+                         heights, classifier)
+        if added is None:
+            d = stacked_doubt(scored, base, depth, to_cam, intr)
+            if d is not None:
+                doubts.append(d)
             continue
-        best, box, v = _read(options, pieces, base, pts, px, frame, table, heights, classifier)
-        if best is None:
-            continue
-        color, p_color = _color_of(v)
-        if color is None or p_color < MIN_CLASS_P:
-            continue
-        added = replace(best.added, color=color)
+        best, color, box, v = added
+        piece = replace(best.added, color=color)
         pieces[i] = best.moved
         fits[i] = replace(fits[i], piece=best.moved)
-        pieces.append(added)
+        pieces.append(piece)
         k = len(detections)
-        detections = Detections.merge([detections, Detections(box[None], np.array([CLASS_ID[f"{color}_{added.size}"]]),
+        p_color = _color_of(v)[1]
+        detections = Detections.merge([detections, Detections(box[None], np.array([CLASS_ID[f"{color}_{piece.size}"]]),
                                                               np.array([p_color], np.float32))])
         verdicts.append(v)
-        n_pts = int((np.abs(signed_distances(added, pts)) < INLIER_MM).sum())
-        fits.append(PieceFit(added, INLIER_MM, n_pts, best.free_space, f"tower {best.where}", p_color, k))
+        n_pts = int((np.abs(signed_distances(piece, pts)) < INLIER_MM).sum())
+        fits.append(PieceFit(piece, INLIER_MM, n_pts, best.free_space, f"tower {best.where}", p_color, k))
         n_next += 1
     if len(pieces) == len(scene.pieces):
-        return scene, fits, detections, verdicts
+        return scene, fits, detections, verdicts, doubts
     perception = dict(scene.extra.get("perception", {}))
     perception["pieces"] = {f.piece.id: f.report() for f in fits}
     perception["uncertain"] = [f.piece.id for f in fits if f.uncertain]
-    return Scene(tuple(pieces), scene.stones, {**scene.extra, "perception": perception}), fits, detections, verdicts
+    scene = Scene(tuple(pieces), scene.stones, {**scene.extra, "perception": perception})
+    return scene, fits, detections, verdicts, doubts
+
+
+def _add(options: list[Candidate], pieces, base, pts, px, frame, table, heights, classifier):
+    """(candidate, colour, band box, verdict) for the neighbour to add, or None when no candidate
+    is within the free-space limit or the classifier does not read a pyramid there."""
+    if not options or options[0].gain < TOWER_GAIN_POINTS:
+        return None
+    best, box, v = _read(options, pieces, base, pts, px, frame, table, heights, classifier)
+    if best is None:
+        return None
+    color, p_color = _color_of(v)
+    if color is None or p_color < MIN_CLASS_P:
+        return None
+    return best, color, box, v
 
 
 def _read(options: list[Candidate], pieces, base, pts, px, frame, table, heights, classifier):

@@ -8,7 +8,10 @@ alternative koan:
 - "absent": a piece might not be there at all (a weak detection);
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
   table, or one lying flat), so a smaller piece may be hidden under it;
-- "missed": something stands on the table that no piece explains (a piece the detector missed).
+- "missed": something stands on the table that no piece explains (a piece the detector missed);
+- "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
+  a tower of two of a size from one piece: the upper one sits 5.5 mm higher, 1.5 mm across its
+  faces).
 
 A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`); the
 Master then hears which doubt it rests on and can settle it ("nothing is under p3") like any
@@ -23,11 +26,12 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from .build import rest_offset
 from .facts import KoanFacts
 from .pieces import PYRAMID_SIZES, RAINBOW_COLORS, SIZES, WALL_MM, inner_planes, outer_vertices
 from .scene import Piece
 
-DOUBT_KINDS = ("class", "absent", "covers", "missed")
+DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 
@@ -48,6 +52,8 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']} may not be a piece"
     if k == "covers":
         return f"something may be hidden under {d['piece']}"
+    if k == "stacked":
+        return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
     return f"an unseen piece may stand at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm"
 
 
@@ -111,6 +117,19 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         for group in hidden:
             for colors in product(RAINBOW_COLORS, repeat=len(group)):
                 yield list(pieces) + [replace(h, color=c) for h, c in zip(group, colors)]
+    elif kind == "stacked":
+        p = by_id.get(doubt["piece"])
+        if p is None:
+            return
+        lift = p.axis * rest_offset(p.size, p.size)
+        if doubt.get("where") == "under":  # p stands on the other one: lifted onto its tip
+            other = replace(p, id=f"{p.id}-stack")
+            rest = [replace(q, position=tuple(map(float, q.origin + lift))) if q.id == p.id else q for q in pieces]
+        else:
+            other = replace(p, id=f"{p.id}-stack", position=tuple(map(float, p.origin + lift)))
+            rest = list(pieces)
+        for c in RAINBOW_COLORS:
+            yield rest + [replace(other, color=c)]
     elif kind == "missed":
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         for size, color in product(SIZES, RAINBOW_COLORS):
