@@ -9,43 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from perception_helpers import doubts_of, one_box, perceive_one_frame, render_table
 from vision.detect import Detections
-from vision.frames import Frame
 from zendo.build import Spec, rest_offset, tower, upright
-from zendo.scene import Scene
-
-
-def render_table(pieces, seed=5):
-    from calibration.plane import TableCalibration
-    from vision.synth import Appearance, CameraPose, color_intrinsics, render
-
-    r = render(Scene(tuple(pieces), ()), CameraPose.looking_at(550, 25, (0, 0, 0), 15), color_intrinsics(),
-               seed=seed, appearance=Appearance())
-    frame = Frame(r.color, r.depth, r.intrinsics, 0.0, 0)
-    cal = TableCalibration(tuple(tuple(map(float, row)) for row in r.camera_to_table), 0.0, 1.0)
-    return r, frame, cal
-
-
-def one_box(r, ids, read_as: str) -> Detections:
-    """One detection round the given pieces (a detector reading them as one), of class `read_as`."""
-    from vision.classes import CLASS_ID
-
-    boxes = np.array([o.box for o in r.objects if o.id in ids and o.box is not None], np.float32)
-    box = np.array([[boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 2].max(), boxes[:, 3].max()]], np.float32)
-    return Detections(box, np.array([CLASS_ID[read_as]]), np.array([0.9], np.float32))
-
-
-def perceive(frame, cal, det):
-    from calibration.plane import height_map
-    from vision.classify import load_classifier
-    from vision.pose import PoseConfig, estimate_poses
-    from vision.towers import complete_towers
-
-    cls = load_classifier()
-    heights = height_map(frame, cal)
-    det, verdicts = cls.refine(frame, cal, det, heights)
-    scene, fits = estimate_poses(frame, det, cal, PoseConfig(size_decides=False), heights)
-    return complete_towers(frame, scene, fits, det, verdicts, heights, cal, cls)
 
 
 def found(scene, truth) -> dict:
@@ -69,7 +35,8 @@ def test_a_piece_rests_on_the_tip_of_one_of_its_size_or_larger():
 def test_a_medium_piece_on_a_large_ones_tip_read_as_one_box_is_found():
     truth = tower([Spec("a", "red", "large"), Spec("b", "yellow", "medium")], (0, 0), 20)
     r, frame, cal = render_table(truth)
-    scene, fits, det, _, _ = perceive(frame, cal, one_box(r, {"a", "b"}, "red_large"))
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "red_large"))
+    scene, fits, det = res.scene, res.fits, res.detections
     got = found(scene, truth)
     assert set(got) == {"a", "b"}
     assert (got["a"].color, got["a"].size) == ("red", "large")
@@ -81,7 +48,7 @@ def test_a_medium_piece_on_a_large_ones_tip_read_as_one_box_is_found():
 def test_a_small_piece_on_a_large_ones_tip_inside_its_box_is_found():
     truth = tower([Spec("a", "green", "large"), Spec("b", "blue", "small")], (0, 0), 20)
     r, frame, cal = render_table(truth, seed=6)
-    scene, _, _, _, _ = perceive(frame, cal, one_box(r, {"a", "b"}, "green_large"))
+    scene = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "green_large")).scene
     got = found(scene, truth)
     assert set(got) == {"a", "b"}
     assert (got["b"].color, got["b"].size) == ("blue", "small")
@@ -95,7 +62,8 @@ def test_a_lone_upright_piece_gets_no_tower(size):
 
     boxes = np.array([o.box for o in r.objects if o.box is not None], np.float32)
     det = Detections(boxes, np.array([CLASS_ID[f"black_{size}"], CLASS_ID["red_medium"]]), np.full(2, 0.9, np.float32))
-    scene, fits, _, _, doubts = perceive(frame, cal, det)
+    res = perceive_one_frame(frame, cal, det)
+    scene, fits, doubts = res.scene, res.fits, doubts_of(res, "stacked")
     assert len(scene.pieces) == 2 and not any(f.hypothesis.startswith("tower") for f in fits)
     assert doubts == []
 
@@ -105,7 +73,8 @@ def test_two_pieces_of_a_size_read_as_one_box_raise_a_stacked_doubt():
     74-degree faces 1.5 mm): the Master is told instead of the mark being silently wrong."""
     truth = tower([Spec("a", "red", "medium"), Spec("b", "yellow", "medium")], (0, 0), 20)
     r, frame, cal = render_table(truth)
-    scene, _, _, _, doubts = perceive(frame, cal, one_box(r, {"a", "b"}, "yellow_medium"))
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "yellow_medium"))
+    scene, doubts = res.scene, doubts_of(res, "stacked")
     assert len(scene.pieces) == 1
     assert doubts == [{"kind": "stacked", "piece": scene.pieces[0].id, "where": doubts[0]["where"]}]
     assert doubts[0]["where"] in ("under", "on")

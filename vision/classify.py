@@ -192,6 +192,12 @@ class PieceClassifier:
             out[k] = Verdict(a, float(p[j, a]), b, float(p[j, b]))
         return out
 
+    def read_box(self, frame, table, box: np.ndarray, heights=None) -> Verdict | None:
+        """The verdict on one box that no detection drew (a piece found in depth by the towers
+        or pairs stage)."""
+        probe = Detections(np.asarray(box, np.float32)[None], np.array([0]), np.ones(1, np.float32))
+        return self.verdicts(frame, table, probe, heights)[0]
+
     def refine(self, frame, table, detections: Detections, heights=None) -> tuple[Detections, list[Verdict | None]]:
         """Pyramid detections get the classifier's colour x size; confident "not a piece" ones go;
         a "stone" that stands too tall becomes the pyramid the classifier reads."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from .classify import PieceClassifier, load_classifier
 from .detect import Detections, Detector
 from .doubts import frame_doubts
 from .frames import Frame
+from .pairs import split_pairs
 from .pose import PieceFit, PoseConfig, estimate_poses
 from .towers import complete_towers
 
@@ -41,6 +42,7 @@ class PipelineConfig:
     lost_frames: int = 5  # a track unseen this many frames is dropped
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
+    pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
 
 
 @dataclass(frozen=True)
@@ -275,6 +277,12 @@ class Pipeline:
         scene, fits = estimate_poses(frame, det, self.table(), self.pose_cfg, heights)
         t3 = time.perf_counter()
         timings["pose"] = (t3 - t2) * 1000
+        if self.cfg.pairs:
+            scene, fits, det, verdicts = split_pairs(frame, scene, fits, det, verdicts, heights, self.table(),
+                                                     self.pose_cfg, self.classifier)
+            t3b = time.perf_counter()
+            timings["pairs"] = (t3b - t3) * 1000
+            t3 = t3b
         stacked: list[dict] = []
         if self.cfg.towers:
             scene, fits, det, verdicts, stacked = complete_towers(frame, scene, fits, det, verdicts, heights,

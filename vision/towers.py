@@ -209,7 +209,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         fits[i] = replace(fits[i], piece=best.moved)
         pieces.append(piece)
         k = len(detections)
-        p_color = _color_of(v)[1]
+        p_color = color_of(v)[1]
         detections = Detections.merge([detections, Detections(box[None], np.array([CLASS_ID[f"{color}_{piece.size}"]]),
                                                               np.array([p_color], np.float32))])
         verdicts.append(v)
@@ -233,7 +233,7 @@ def _add(options: list[Candidate], pieces, base, pts, px, frame, table, heights,
     best, box, v = _read(options, pieces, base, pts, px, frame, table, heights, classifier)
     if best is None:
         return None
-    color, p_color = _color_of(v)
+    color, p_color = color_of(v)
     if color is None or p_color < MIN_CLASS_P:
         return None
     return best, color, box, v
@@ -251,20 +251,15 @@ def _read(options: list[Candidate], pieces, base, pts, px, frame, table, heights
         return None, None, None
     box = np.array([min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
                     max(b[3] for b in boxes)], np.float32)
-    v = _verdict(box, best.added.size, frame, table, heights, classifier)
+    v = classifier.read_box(frame, table, box, heights)
     if v is not None and v.class_id < len(PYRAMID_CLASSES):
         size = PYRAMID_CLASSES[v.class_id].split("_")[1]
         best = next((c for c in alike if c.added.size == size), best)
     return best, box, v
 
 
-def _verdict(box, size, frame, table, heights, classifier):
-    probe = Detections(box[None], np.array([CLASS_ID[f"red_{size}"]]), np.ones(1, np.float32))
-    return classifier.verdicts(frame, table, probe, heights)[0]
-
-
-def _color_of(v) -> tuple[str | None, float]:
-    """The colour the classifier reads (summed over sizes: the size is the tower's)."""
+def color_of(v) -> tuple[str | None, float]:
+    """The colour the classifier reads (summed over sizes: the size is depth's) and its probability."""
     if v is None:
         return None, 0.0
     p = {}

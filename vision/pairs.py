@@ -1,0 +1,156 @@
+"""Two pieces side by side that the detector read as one box, found in depth.
+
+Why: two touching pieces of one colour look like one blob to the detector, which then draws one
+box; pose fitting lays one pyramid across both (on the tuning set, seeds 900000-900059, most
+upright pieces read as flat were this, with fit residuals of 3-17 mm against the 1 mm of a good
+fit), so a piece is missed and the other's orientation is wrong.
+
+How: a fit whose RMS residual is above SPLIT_RMS_MM, after dropping the points another fitted
+piece explains, has its points split in two (k-means on x, y) and each half fitted as a piece of
+the same colour and size. The pair replaces the one piece when it explains SPLIT_GAIN more of the
+points and neither half puts plastic where the camera saw through; the second piece shares the
+first's detection, so the classifier's runner-up is a doubt for both.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from zendo.scene import Piece, Scene
+
+from .classes import CLASS_ID
+from .detect import Detections
+from .pose import MIN_POINTS, PieceFit, PoseConfig, fit_piece, signed_distances
+from .towers import color_of
+
+SPLIT_RMS_MM = 2.5  # a fit this poor may be two pieces (a good one is about 1 mm)
+SPLIT_GAIN = 0.15  # the pair must explain this share of the points more than the one piece
+INLIER_MM = 1.5
+PAIR_FREE_SPACE = 0.15
+PAIR_RMS_MM = 2.0  # each half must fit like a piece
+MIN_APART_MM = 8.0  # two fitted pieces closer than this are one piece
+MIN_COLOR_P = 0.5  # the classifier's colour for the second piece, when it is this sure
+
+
+def two_means(xy: np.ndarray, iterations: int = 10) -> np.ndarray:
+    """Labels 0/1 splitting points in two by k-means, seeded at the two ends of the points'
+    principal axis (deterministic: the same frame always splits the same way)."""
+    c = xy.mean(axis=0)
+    _, _, vt = np.linalg.svd(xy - c, full_matrices=False)
+    proj = (xy - c) @ vt[0]
+    centres = np.array([xy[np.argmin(proj)], xy[np.argmax(proj)]], float)
+    labels = np.zeros(len(xy), int)
+    for _ in range(iterations):
+        labels = np.argmin(np.linalg.norm(xy[:, None] - centres[None], axis=2), axis=1)
+        if labels.min() == labels.max():
+            break
+        new = np.array([xy[labels == k].mean(axis=0) for k in (0, 1)])
+        if np.allclose(new, centres):
+            break
+        centres = new
+    return labels
+
+
+def _explained(pieces: list[Piece], pts: np.ndarray) -> np.ndarray:
+    if not pieces:
+        return np.zeros(len(pts), bool)
+    return np.abs(np.min(np.stack([signed_distances(p, pts) for p in pieces]), axis=0)) < INLIER_MM
+
+
+def split(fit: PieceFit, pts: np.ndarray, pix: np.ndarray, others: list[Piece], frame, table, cfg: PoseConfig,
+          new_id: str) -> tuple[Piece, Piece, float, float, np.ndarray] | None:
+    """The two pieces `fit`'s points are, with their larger free-space share and RMS residual and
+    the image box of the second one's points, or None."""
+    mine = ~_explained(others, pts)
+    own, pix = pts[mine], pix[mine]
+    if len(own) < 2 * MIN_POINTS:
+        return None
+    labels = two_means(own[:, :2])
+    halves = [own[labels == k] for k in (0, 1)]
+    if min(len(h) for h in halves) < MIN_POINTS:
+        return None
+    p = fit.piece
+    made, worst_fs, worst_rms = [], 0.0, 0.0
+    for h, pid in zip(halves, (p.id, new_id)):
+        R, t, _, fs, _ = fit_piece(p.size, h, frame.depth_mm, table.to_camera, frame.intrinsics, cfg)
+        q = replace(p, id=pid, position=tuple(map(float, t)), rotation=_quat(R))
+        rms = float(np.sqrt(np.mean(signed_distances(q, h) ** 2)))
+        if fs > PAIR_FREE_SPACE or rms > PAIR_RMS_MM:
+            return None
+        worst_fs, worst_rms = max(worst_fs, fs), max(worst_rms, rms)
+        made.append(q)
+    a, b = made
+    if np.linalg.norm(a.origin - b.origin) < MIN_APART_MM:
+        return None
+    if _explained([a, b], own).sum() - _explained([p], own).sum() < SPLIT_GAIN * len(own):
+        return None
+    ys, xs = pix[labels == 1, 0], pix[labels == 1, 1]
+    return a, b, worst_fs, worst_rms, np.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1], np.float32)
+
+
+def _quat(R: np.ndarray) -> tuple[float, ...]:
+    from zendo.geometry import matrix_to_quat
+
+    return tuple(map(float, matrix_to_quat(R)))
+
+
+def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights, table,
+                cfg: PoseConfig, classifier=None) -> tuple[Scene, list[PieceFit], Detections, list]:
+    """The scene with each poorly fitted piece that is two pieces side by side replaced by both.
+    The second piece gets a detection (its points' box) and, with a classifier, its own colour
+    and verdict (two touching pieces in one box are often of different colours)."""
+    table_pts, seen = heights
+    up = seen & (table_pts[..., 2] > cfg.table_cut_mm)
+    pieces, fits = list(scene.pieces), list(fits)
+    verdicts = list(verdicts) if verdicts is not None else [None] * len(detections)
+    n_next = len(pieces) + 1
+    for i in range(len(fits)):
+        f = fits[i]
+        if f.rms_mm <= SPLIT_RMS_MM or f.hypothesis == "none":
+            continue
+        got = _box_points(detections, f.detection, table_pts, up)
+        if got is None:
+            continue
+        others = [q for q in pieces if q.id != f.piece.id]
+        pair = split(f, *got, others, frame, table, cfg, f"p{n_next}")
+        if pair is None:
+            continue
+        a, b, fs, rms, box = pair
+        if any(np.linalg.norm(q.origin - b.origin) < MIN_APART_MM for q in others):
+            continue  # the second half is a neighbour already fitted
+        v = classifier.read_box(frame, table, box, heights) if classifier is not None else None
+        color, p = color_of(v)
+        if color is not None and p >= MIN_COLOR_P:
+            b = replace(b, color=color)
+        pieces[i] = a
+        fits[i] = replace(f, piece=a, free_space=fs, rms_mm=rms)
+        pieces.append(b)
+        k = len(detections)
+        detections = Detections.merge([detections, Detections(box[None], np.array([CLASS_ID[f"{b.color}_{b.size}"]]),
+                                                              np.array([f.confidence], np.float32))])
+        verdicts.append(v)
+        fits.append(replace(f, piece=b, free_space=fs, rms_mm=rms, hypothesis="pair", detection=k))
+        n_next += 1
+    if len(pieces) == len(scene.pieces):
+        return scene, fits, detections, verdicts
+    perception = dict(scene.extra.get("perception", {}))
+    perception["pieces"] = {f.piece.id: f.report() for f in fits}
+    perception["uncertain"] = [f.piece.id for f in fits if f.uncertain]
+    scene = Scene(tuple(pieces), scene.stones, {**scene.extra, "perception": perception})
+    return scene, fits, detections, verdicts
+
+
+def _box_points(detections, k: int, table_pts: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The above-table points in detection k's box, and their pixels (row, column)."""
+    if not 0 <= k < len(detections):
+        return None
+    h, w = up.shape
+    x0, y0, x1, y1 = np.round(detections.xyxy[k]).astype(int)
+    x0, x1 = max(0, x0), min(w, x1)
+    y0, y1 = max(0, y0), min(h, y1)
+    ys, xs = np.nonzero(up[y0:y1, x0:x1])
+    if len(ys) == 0:
+        return None
+    ys, xs = ys + y0, xs + x0
+    return table_pts[ys, xs].astype(np.float64), np.column_stack([ys, xs])
