@@ -420,10 +420,14 @@ def _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r=None):
 
 def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cfg: PoseConfig,
               tip_xyz: np.ndarray | None = None, box=None,
-              seed: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, float, float, str]:
+              seed: tuple[np.ndarray, np.ndarray] | None = None,
+              only: tuple[str, ...] | None = None) -> tuple[np.ndarray, np.ndarray, float, float, str]:
     """Best pose over the hypotheses: (R, t, cost, free-space share, hypothesis name).
-    `seed`: a pose to try besides the hypotheses (the previous fit, when refitting)."""
+    `seed`: a pose to try besides the hypotheses (the previous fit, when refitting); `only`: the
+    kinds of hypothesis to try (all when None)."""
     hyps = _hypotheses(size, pts, tip_xyz, cfg.flat_step_deg)
+    if only is not None:
+        hyps = [h for h in hyps if h[0] in only]
     if seed is not None:
         hyps.append(("previous", seed[0], seed[1]))
     names = [h[0] for h in hyps]
