@@ -233,11 +233,13 @@ def test_tracking_renames_the_doubts_to_the_tracks_pieces():
 
 def camera_table() -> Scene:
     """Two koans as a camera would report them: k1 a large blue over a cavity the camera cannot
-    see into and a small red beside it; k2 a lone medium green the classifier nearly called red."""
+    see into and a small red beside it; k2 a lone medium green the classifier nearly called red,
+    which may also be two of a size stacked."""
     a = upright(Spec("p1", "blue", "large"), (-150, 0), 0)
     b = upright(Spec("p2", "red", "small"), (-120, 0), 0)
     c = upright(Spec("p3", "green", "medium"), (150, 0), 0)
-    doubts = covers([a, b, c]) + [{"kind": "class", "piece": "p3", "color": "red", "size": "medium", "p": 0.2}]
+    doubts = covers([a, b, c]) + [{"kind": "class", "piece": "p3", "color": "red", "size": "medium", "p": 0.2},
+                                  {"kind": "stacked", "piece": "p3", "where": "on"}]
     return Scene((a, b, c), (), {"perception": {"doubts": doubts}})
 
 
@@ -287,7 +289,7 @@ def test_the_cameras_doubts_never_reach_a_student():
     g.observe(camera_table())
     g.set_rule(EXACTLY_TWO)
     public = json.dumps(g.public_state())
-    assert "doubt" not in public and "hidden under" not in public
+    assert "doubt" not in public and "hidden under" not in public and "stacked" not in public
     assert all("doubts" not in ev.data for ev in g.events)  # only in events' secret parts
 
 
