@@ -34,6 +34,8 @@ PAIR_RMS_MM = 2.0  # each half must fit like a piece
 MIN_APART_MM = 8.0  # two fitted pieces closer than this are one piece
 STANDING_SHARE = 0.75  # each half's top must reach this share of a standing piece's height
 HALF_HYPOTHESES = ("upright", "stacked")  # each half is fitted standing: the case a lying fit gets wrong
+STAND_GAIN = 0.3  # standing must explain this share more points than the lying fit
+UPRIGHT_COS = float(np.cos(np.radians(30)))
 MIN_COLOR_P = 0.5  # the classifier's colour for the second piece, when it is this sure
 
 
@@ -97,6 +99,28 @@ def split(fit: PieceFit, pts: np.ndarray, pix: np.ndarray, others: list[Piece], 
     return a, b, worst_fs, worst_rms, np.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1], np.float32)
 
 
+def stand_up(fit: PieceFit, pts: np.ndarray, others: list[Piece], frame, table, cfg: PoseConfig) -> PieceFit | None:
+    """The fit as a standing piece, when a piece fitted lying or tilted poorly stands: the box's
+    points reach a standing piece's height, and standing explains STAND_GAIN more of the points
+    the neighbours do not (a lying fit across a standing piece and its neighbour explains few of
+    either's points within 1.5 mm, whatever its robust cost)."""
+    p = fit.piece
+    if p.axis[2] > UPRIGHT_COS:
+        return None
+    own = pts[~_explained(others, pts)]
+    if len(own) < MIN_POINTS or float(np.percentile(own[:, 2], 98)) < STANDING_SHARE * PYRAMID_SIZES[p.size].height:
+        return None
+    R, t, _, fs, name = fit_piece(p.size, own, frame.depth_mm, table.to_camera, frame.intrinsics, cfg,
+                                  only=HALF_HYPOTHESES)
+    if fs > PAIR_FREE_SPACE:
+        return None
+    q = replace(p, position=tuple(map(float, t)), rotation=_quat(R))
+    if _explained([q], own).sum() < (1 + STAND_GAIN) * _explained([p], own).sum():
+        return None
+    rms = float(np.sqrt(np.mean(signed_distances(q, own) ** 2)))
+    return replace(fit, piece=q, rms_mm=rms, free_space=fs, hypothesis=name)
+
+
 def _quat(R: np.ndarray) -> tuple[float, ...]:
     from zendo.geometry import matrix_to_quat
 
@@ -123,6 +147,9 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         others = [q for q in pieces if q.id != f.piece.id]
         pair = split(f, *got, others, frame, table, cfg, f"p{n_next}")
         if pair is None:
+            stood = stand_up(f, got[0], others, frame, table, cfg)
+            if stood is not None:
+                pieces[i], fits[i] = stood.piece, stood
             continue
         a, b, fs, rms, box = pair
         if any(np.linalg.norm(q.origin - b.origin) < MIN_APART_MM for q in others):
