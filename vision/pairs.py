@@ -23,7 +23,14 @@ from zendo.scene import Piece, Scene
 
 from .classes import CLASS_ID
 from .detect import Detections
-from .pose import MIN_POINTS, PieceFit, PoseConfig, fit_piece, signed_distances
+from .pose import (
+    MIN_POINTS,
+    PieceFit,
+    PoseConfig,
+    fit_piece,
+    scene_with,
+    signed_distances,
+)
 from .towers import color_of
 
 SPLIT_RMS_MM = 2.5  # a fit this poor may be two pieces (a good one is about 1 mm)
@@ -169,10 +176,7 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         n_next += 1
     if len(pieces) == len(scene.pieces):
         return scene, fits, detections, verdicts
-    perception = dict(scene.extra.get("perception", {}))
-    perception["pieces"] = {f.piece.id: f.report() for f in fits}
-    perception["uncertain"] = [f.piece.id for f in fits if f.uncertain]
-    scene = Scene(tuple(pieces), scene.stones, {**scene.extra, "perception": perception})
+    scene = scene_with(scene, pieces, fits)
     return scene, fits, detections, verdicts
 
 

@@ -623,6 +623,14 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
     return drop_duplicates(scene, reports)
 
 
+def scene_with(scene: Scene, pieces, fits: list[PieceFit]) -> Scene:
+    """`scene` with these pieces and their fit reports (a later stage added, moved or dropped some)."""
+    perception = dict(scene.extra.get("perception", {}))
+    perception["pieces"] = {f.piece.id: f.report() for f in fits}
+    perception["uncertain"] = [f.piece.id for f in fits if f.uncertain]
+    return Scene(tuple(pieces), scene.stones, {**scene.extra, "perception": perception})
+
+
 DUPLICATE_MM = 3.0  # two fitted pieces of one size this close are one piece (a tower of two of a size: 5.5 mm apart)
 
 

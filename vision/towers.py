@@ -27,7 +27,7 @@ from zendo.scene import Piece, Scene
 
 from .classes import CLASS_ID, PYRAMID_CLASSES
 from .detect import Detections
-from .pose import PieceFit, _free_space, signed_distances
+from .pose import PieceFit, _free_space, scene_with, signed_distances
 
 UPRIGHT_COS = np.cos(np.radians(15))  # only (near) upright pieces stack coaxially
 NEAR_MM = 22.0  # points this close (in x, y) to a piece's axis are its tower's
@@ -213,15 +213,14 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         detections = Detections.merge([detections, Detections(box[None], np.array([CLASS_ID[f"{color}_{piece.size}"]]),
                                                               np.array([p_color], np.float32))])
         verdicts.append(v)
-        n_pts = int((np.abs(signed_distances(piece, pts)) < INLIER_MM).sum())
-        fits.append(PieceFit(piece, INLIER_MM, n_pts, best.free_space, f"tower {best.where}", p_color, k))
+        sd = signed_distances(piece, pts)
+        near = np.abs(sd) < 2 * INLIER_MM  # its own points (its band), not the whole tower's
+        rms = float(np.sqrt(np.mean(sd[near] ** 2))) if near.any() else 99.0
+        fits.append(PieceFit(piece, rms, int(near.sum()), best.free_space, f"tower {best.where}", p_color, k))
         n_next += 1
     if len(pieces) == len(scene.pieces):
         return scene, fits, detections, verdicts, doubts
-    perception = dict(scene.extra.get("perception", {}))
-    perception["pieces"] = {f.piece.id: f.report() for f in fits}
-    perception["uncertain"] = [f.piece.id for f in fits if f.uncertain]
-    scene = Scene(tuple(pieces), scene.stones, {**scene.extra, "perception": perception})
+    scene = scene_with(scene, pieces, fits)
     return scene, fits, detections, verdicts, doubts
 
 
