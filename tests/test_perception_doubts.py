@@ -146,6 +146,26 @@ def test_a_stacked_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     assert m.mark == "white" and not m.judgment_call
 
 
+# ----------------------------------------------------------------------------- unboxed
+
+
+def test_a_piece_seen_in_depth_only_may_be_any_piece_standing_there_or_none():
+    from zendo.doubts import alternatives
+
+    p, q = lone("blue", "medium"), upright(Spec("p2", "red", "small"), (60, 0), 0)
+    alts = list(alternatives([q, p], {"kind": "unboxed", "piece": "p1"}))
+    assert [a.id for a in alts[0]] == ["p2"]  # none
+    kinds = {(a[-1].color, a[-1].size) for a in alts[1:]}
+    assert len(kinds) == 15 and all(a[-1].id == "p1" and a[-1].axis[2] == pytest.approx(1.0) for a in alts[1:])
+
+
+def test_a_piece_seen_in_depth_only_makes_a_colour_mark_a_judgment_call():
+    pieces = [lone("blue", "medium"), upright(Spec("p2", "red", "small"), (60, 0), 0)]
+    m = judged("it contains no green pieces", pieces, [{"kind": "unboxed", "piece": "p1"}])
+    assert m.mark == "white" and m.judgment_call
+    assert m.doubts[0]["text"] == "p1 was seen in depth only: it may be another piece, or none"
+
+
 # ----------------------------------------------------------------------------- missed
 
 

@@ -24,6 +24,7 @@ from .frames import Frame
 from .pairs import split_pairs
 from .pose import PieceFit, PoseConfig, estimate_poses
 from .towers import complete_towers
+from .unboxed import read_blobs
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ class PipelineConfig:
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
+    unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
 
 
 @dataclass(frozen=True)
@@ -283,14 +285,21 @@ class Pipeline:
             t3b = time.perf_counter()
             timings["pairs"] = (t3b - t3) * 1000
             t3 = t3b
-        stacked: list[dict] = []
+        stage_doubts: list[dict] = []  # the towers and unboxed stages' doubts
         if self.cfg.towers:
-            scene, fits, det, verdicts, stacked = complete_towers(frame, scene, fits, det, verdicts, heights,
-                                                                  self.table(), self.classifier)
+            scene, fits, det, verdicts, stage_doubts = complete_towers(frame, scene, fits, det, verdicts, heights,
+                                                                       self.table(), self.classifier)
             t3b = time.perf_counter()
             timings["towers"] = (t3b - t3) * 1000
             t3 = t3b
-        scene = self._with_doubts(scene, fits, det, verdicts, heights, stacked)
+        if self.cfg.unboxed:
+            scene, fits, det, verdicts, unboxed = read_blobs(frame, scene, fits, det, verdicts, heights,
+                                                             self.table(), self.pose_cfg, self.classifier)
+            stage_doubts = stage_doubts + unboxed
+            t3b = time.perf_counter()
+            timings["unboxed"] = (t3b - t3) * 1000
+            t3 = t3b
+        scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts)
         t3b = time.perf_counter()
         timings["doubts"] = (t3b - t3) * 1000
         t3 = t3b
@@ -302,11 +311,11 @@ class Pipeline:
                            {k: round(v, 2) for k, v in timings.items()}, settled, events)
 
     @staticmethod
-    def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stacked: list[dict]) -> Scene:
+    def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stage_doubts: list[dict]) -> Scene:
         """The frame's scene with its doubts (vision/doubts.py, and the towers stage's) in its
         perception block."""
         pts, valid = heights
-        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid) + stacked
+        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid) + stage_doubts
         perception = {**scene.extra.get("perception", {}), "doubts": doubts}
         return replace(scene, extra={**scene.extra, "perception": perception})
 

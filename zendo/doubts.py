@@ -9,6 +9,8 @@ alternative koan:
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
   table, or one lying flat), so a smaller piece may be hidden under it;
 - "missed": something stands on the table that no piece explains (a piece the detector missed);
+- "unboxed": a piece found in depth alone (no detection boxed it), so it may be any piece
+  standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
   a tower of two of a size from one piece: the upper one sits 5.5 mm higher, 1.5 mm across its
   faces).
@@ -31,7 +33,7 @@ from .facts import KoanFacts
 from .pieces import PYRAMID_SIZES, RAINBOW_COLORS, SIZES, WALL_MM, inner_planes, outer_vertices
 from .scene import Piece
 
-DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked")
+DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 
@@ -52,6 +54,8 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']} may not be a piece"
     if k == "covers":
         return f"something may be hidden under {d['piece']}"
+    if k == "unboxed":
+        return f"{d['piece']} was seen in depth only: it may be another piece, or none"
     if k == "stacked":
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
     return f"an unseen piece may stand at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm"
@@ -117,6 +121,16 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         for group in hidden:
             for colors in product(RAINBOW_COLORS, repeat=len(group)):
                 yield list(pieces) + [replace(h, color=c) for h, c in zip(group, colors)]
+    elif kind == "unboxed":
+        p = by_id.get(doubt["piece"])
+        if p is None:
+            return
+        rest = [q for q in pieces if q.id != p.id]
+        if rest:
+            yield rest
+        x, y = float(p.origin[0]), float(p.origin[1])
+        for size, color in product(SIZES, RAINBOW_COLORS):
+            yield rest + [Piece(p.id, color, size, (x, y, 0.0))]
     elif kind == "stacked":
         p = by_id.get(doubt["piece"])
         if p is None:
