@@ -30,7 +30,14 @@ import numpy as np
 
 from .build import rest_offset
 from .facts import KoanFacts
-from .pieces import PYRAMID_SIZES, RAINBOW_COLORS, SIZES, WALL_MM, inner_planes, outer_vertices
+from .pieces import (
+    PYRAMID_SIZES,
+    RAINBOW_COLORS,
+    SIZES,
+    WALL_MM,
+    inner_planes,
+    outer_vertices,
+)
 from .scene import Piece
 
 DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed")
