@@ -23,14 +23,7 @@ from zendo.scene import Piece, Scene
 
 from .classes import CLASS_ID
 from .detect import Detections
-from .pose import (
-    MIN_POINTS,
-    PieceFit,
-    PoseConfig,
-    fit_piece,
-    scene_with,
-    signed_distances,
-)
+from .pose import MIN_POINTS, PieceFit, PoseConfig, fit_piece, scene_with, signed_distances
 from .towers import color_of
 
 SPLIT_RMS_MM = 2.5  # a fit this poor may be two pieces (a good one is about 1 mm)

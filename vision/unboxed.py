@@ -23,14 +23,7 @@ from zendo.scene import Piece, Scene
 from .classes import CLASS_ID, PYRAMID_CLASSES
 from .detect import Detections
 from .doubts import unexplained_blobs
-from .pose import (
-    MIN_POINTS,
-    PieceFit,
-    PoseConfig,
-    fit_piece,
-    scene_with,
-    signed_distances,
-)
+from .pose import MIN_POINTS, PieceFit, PoseConfig, fit_piece, scene_with, signed_distances
 
 MIN_BLOB_PX = 80  # a blob this big (pixels) is worth reading (a small piece shows 60-150)
 MIN_P = 0.7  # the classifier must read a pyramid this surely
