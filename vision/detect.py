@@ -56,6 +56,13 @@ class Detections:
     def __len__(self) -> int:
         return len(self.xyxy)
 
+    def plus(self, box: np.ndarray, class_name: str, confidence: float) -> "Detections":
+        """These detections and one more (a piece a later stage found without the detector)."""
+        from .classes import CLASS_ID
+
+        return Detections.merge([self, Detections(np.asarray(box, np.float32)[None], np.array([CLASS_ID[class_name]]),
+                                                  np.array([confidence], np.float32))])
+
     def __getitem__(self, index) -> "Detections":
         """Select by mask, index array or slice (as in supervision: `d[d.confidence > 0.5]`)."""
         if isinstance(index, (int, np.integer)):

@@ -87,10 +87,9 @@ def unexplained(scene: Scene, table_pts: np.ndarray, up: np.ndarray) -> np.ndarr
 
 
 def unexplained_blobs(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray
-                      ) -> list[tuple[np.ndarray, bool]]:
+                      ) -> list[np.ndarray]:
     """Blobs of above-table depth no fitted piece (nor a stone) explains, big enough to be a piece
-    (MISSED_MIN_PX; MISSED_EDGE_MIN_PX at the picture's edge): each as its pixels (row, column)
-    and whether it touches the edge."""
+    (MISSED_MIN_PX; MISSED_EDGE_MIN_PX at the picture's edge): each as its pixels (row, column)."""
     import cv2
 
     up = valid & (table_pts[..., 2] > MISSED_HEIGHT_MM)
@@ -106,14 +105,14 @@ def unexplained_blobs(scene: Scene, detections: Detections, table_pts: np.ndarra
         at_edge = x <= EDGE_PX or y <= EDGE_PX or x + bw >= w - EDGE_PX or y + bh >= h - EDGE_PX
         if stats[i, cv2.CC_STAT_AREA] < (MISSED_EDGE_MIN_PX if at_edge else MISSED_MIN_PX):
             continue
-        out.append((np.argwhere(lab == i), at_edge))
+        out.append(np.argwhere(lab == i))
     return out
 
 
 def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray) -> list[dict]:
     """Blobs of unexplained above-table depth, each as a place an unseen piece may stand."""
     out = []
-    for pix, _ in unexplained_blobs(scene, detections, table_pts, valid):
+    for pix in unexplained_blobs(scene, detections, table_pts, valid):
         pts = table_pts[pix[:, 0], pix[:, 1]]
         xy = np.median(pts[:, :2], axis=0)
         out.append({"kind": "missed", "at": [round(float(xy[0]), 1), round(float(xy[1]), 1)],

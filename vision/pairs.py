@@ -8,9 +8,11 @@ fit), so a piece is missed and the other's orientation is wrong.
 How: a fit whose RMS residual is above SPLIT_RMS_MM, after dropping the points another fitted
 piece explains, has its points split in two (k-means on x, y) and each half fitted as a piece of
 the same colour and size, standing (only the upright hypotheses: the failure is two standing
-pieces read as one lying across them, and trying every hypothesis cost 30 ms a frame). The pair replaces the one piece when it explains SPLIT_GAIN more of the
-points and neither half puts plastic where the camera saw through; the second piece shares the
-first's detection, so the classifier's runner-up is a doubt for both.
+pieces read as one lying across them, and trying every hypothesis cost 30 ms a frame). The pair
+replaces the one piece when it explains SPLIT_GAIN more of the points, each half fits like a
+piece and neither puts plastic where the camera saw through; the second piece gets its own box,
+and the classifier reads its colour there. A poor lying fit that is not two pieces may be one
+standing piece: `stand_up`.
 """
 from __future__ import annotations
 
@@ -21,9 +23,18 @@ import numpy as np
 from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Piece, Scene
 
-from .classes import CLASS_ID
 from .detect import Detections
-from .pose import MIN_POINTS, PieceFit, PoseConfig, fit_piece, scene_with, signed_distances
+from .pose import (
+    MIN_POINTS,
+    PieceFit,
+    PoseConfig,
+    fit_piece,
+    pixel_box,
+    posed,
+    rms_of,
+    scene_with,
+    union_distance,
+)
 from .towers import color_of
 
 SPLIT_RMS_MM = 2.5  # a fit this poor may be two pieces (a good one is about 1 mm)
@@ -59,9 +70,7 @@ def two_means(xy: np.ndarray, iterations: int = 10) -> np.ndarray:
 
 
 def _explained(pieces: list[Piece], pts: np.ndarray) -> np.ndarray:
-    if not pieces:
-        return np.zeros(len(pts), bool)
-    return np.abs(np.min(np.stack([signed_distances(p, pts) for p in pieces]), axis=0)) < INLIER_MM
+    return np.abs(union_distance(pieces, pts)) < INLIER_MM
 
 
 def split(fit: PieceFit, pts: np.ndarray, pix: np.ndarray, others: list[Piece], frame, table, cfg: PoseConfig,
@@ -84,8 +93,8 @@ def split(fit: PieceFit, pts: np.ndarray, pix: np.ndarray, others: list[Piece], 
     for h, pid in zip(halves, (p.id, new_id)):
         R, t, _, fs, _ = fit_piece(p.size, h, frame.depth_mm, table.to_camera, frame.intrinsics, cfg,
                                    only=HALF_HYPOTHESES)
-        q = replace(p, id=pid, position=tuple(map(float, t)), rotation=_quat(R))
-        rms = float(np.sqrt(np.mean(signed_distances(q, h) ** 2)))
+        q = posed(p, R, t, id=pid)
+        rms = rms_of(q, h)
         if fs > PAIR_FREE_SPACE or rms > PAIR_RMS_MM:
             return None
         worst_fs, worst_rms = max(worst_fs, fs), max(worst_rms, rms)
@@ -95,8 +104,7 @@ def split(fit: PieceFit, pts: np.ndarray, pix: np.ndarray, others: list[Piece], 
         return None
     if _explained([a, b], own).sum() - _explained([p], own).sum() < SPLIT_GAIN * len(own):
         return None
-    ys, xs = pix[labels == 1, 0], pix[labels == 1, 1]
-    return a, b, worst_fs, worst_rms, np.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1], np.float32)
+    return a, b, worst_fs, worst_rms, pixel_box(pix[labels == 1])
 
 
 def stand_up(fit: PieceFit, pts: np.ndarray, others: list[Piece], frame, table, cfg: PoseConfig) -> PieceFit | None:
@@ -114,17 +122,10 @@ def stand_up(fit: PieceFit, pts: np.ndarray, others: list[Piece], frame, table, 
                                   only=HALF_HYPOTHESES)
     if fs > PAIR_FREE_SPACE:
         return None
-    q = replace(p, position=tuple(map(float, t)), rotation=_quat(R))
+    q = posed(p, R, t)
     if _explained([q], own).sum() < (1 + STAND_GAIN) * _explained([p], own).sum():
         return None
-    rms = float(np.sqrt(np.mean(signed_distances(q, own) ** 2)))
-    return replace(fit, piece=q, rms_mm=rms, free_space=fs, hypothesis=name)
-
-
-def _quat(R: np.ndarray) -> tuple[float, ...]:
-    from zendo.geometry import matrix_to_quat
-
-    return tuple(map(float, matrix_to_quat(R)))
+    return replace(fit, piece=q, rms_mm=rms_of(q, own), free_space=fs, hypothesis=name)
 
 
 def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights, table,
@@ -162,8 +163,7 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         fits[i] = replace(f, piece=a, free_space=fs, rms_mm=rms)
         pieces.append(b)
         k = len(detections)
-        detections = Detections.merge([detections, Detections(box[None], np.array([CLASS_ID[f"{b.color}_{b.size}"]]),
-                                                              np.array([f.confidence], np.float32))])
+        detections = detections.plus(box, f"{b.color}_{b.size}", f.confidence)
         verdicts.append(v)
         fits.append(replace(f, piece=b, free_space=fs, rms_mm=rms, hypothesis="pair", detection=k))
         n_next += 1

@@ -235,6 +235,23 @@ class Tracker:
 # --------------------------------------------------------------------------- the pipeline
 
 
+class _Stopwatch:
+    """Milliseconds per stage of one frame, and the total."""
+
+    def __init__(self):
+        self.start = self.last = time.perf_counter()
+        self.ms: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.ms[stage] = (now - self.last) * 1000
+        self.last = now
+
+    def timings(self) -> dict[str, float]:
+        return {**{k: round(v, 2) for k, v in self.ms.items()}, "total": round((self.last - self.start) * 1000, 2)}
+
+
+
 class Pipeline:
     """Frames in, tables out. Calibration is measured from the first frame unless one is given."""
 
@@ -260,60 +277,46 @@ class Pipeline:
     def process(self, frame: Frame) -> FrameResult:
         from calibration.plane import fit_table, height_map
 
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
+        watch = _Stopwatch()
         if self.calibration is None or self.cfg.recalibrate:
             self.calibration, _ = fit_table(frame)
-        t1 = time.perf_counter()
-        timings["calibrate"] = (t1 - t0) * 1000
+        watch.lap("calibrate")
+        table = self.table()
         det = self.detector(frame.color)
-        t2 = time.perf_counter()
-        timings["detect"] = (t2 - t1) * 1000
+        watch.lap("detect")
         verdicts = None
-        heights = height_map(frame, self.table())  # every stage below reads it: computed once
+        heights = height_map(frame, table)  # every stage below reads it: computed once
         if self.classifier is not None:
-            det, verdicts = self.classifier.refine(frame, self.table(), det, heights)
-            t2b = time.perf_counter()
-            timings["classify"] = (t2b - t2) * 1000
-            t2 = t2b
-        scene, fits = estimate_poses(frame, det, self.table(), self.pose_cfg, heights)
-        t3 = time.perf_counter()
-        timings["pose"] = (t3 - t2) * 1000
-        if self.cfg.pairs:
-            scene, fits, det, verdicts = split_pairs(frame, scene, fits, det, verdicts, heights, self.table(),
-                                                     self.pose_cfg, self.classifier)
-            t3b = time.perf_counter()
-            timings["pairs"] = (t3b - t3) * 1000
-            t3 = t3b
+            det, verdicts = self.classifier.refine(frame, table, det, heights)
+            watch.lap("classify")
+        scene, fits = estimate_poses(frame, det, table, self.pose_cfg, heights)
+        watch.lap("pose")
         stage_doubts: list[dict] = []  # the towers and unboxed stages' doubts
+        if self.cfg.pairs:
+            scene, fits, det, verdicts = split_pairs(frame, scene, fits, det, verdicts, heights, table,
+                                                     self.pose_cfg, self.classifier)
+            watch.lap("pairs")
         if self.cfg.towers:
-            scene, fits, det, verdicts, stage_doubts = complete_towers(frame, scene, fits, det, verdicts, heights,
-                                                                       self.table(), self.classifier)
-            t3b = time.perf_counter()
-            timings["towers"] = (t3b - t3) * 1000
-            t3 = t3b
+            scene, fits, det, verdicts, found = complete_towers(frame, scene, fits, det, verdicts, heights, table,
+                                                                self.classifier)
+            stage_doubts += found
+            watch.lap("towers")
         if self.cfg.unboxed:
-            scene, fits, det, verdicts, unboxed = read_blobs(frame, scene, fits, det, verdicts, heights,
-                                                             self.table(), self.pose_cfg, self.classifier)
-            stage_doubts = stage_doubts + unboxed
-            t3b = time.perf_counter()
-            timings["unboxed"] = (t3b - t3) * 1000
-            t3 = t3b
+            scene, fits, det, verdicts, found = read_blobs(frame, scene, fits, det, verdicts, heights, table,
+                                                           self.pose_cfg, self.classifier)
+            stage_doubts += found
+            watch.lap("unboxed")
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts)
-        t3b = time.perf_counter()
-        timings["doubts"] = (t3b - t3) * 1000
-        t3 = t3b
+        watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
-        t4 = time.perf_counter()
-        timings["track"] = (t4 - t3) * 1000
-        timings["total"] = (t4 - t0) * 1000
-        return FrameResult(frame.index, frame.timestamp_ms, scene, tracked, det, tuple(fits),
-                           {k: round(v, 2) for k, v in timings.items()}, settled, events)
+        watch.lap("track")
+        return FrameResult(frame.index, frame.timestamp_ms, scene, tracked, det, tuple(fits), watch.timings(),
+                           settled, events)
 
     @staticmethod
     def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stage_doubts: list[dict]) -> Scene:
-        """The frame's scene with its doubts (vision/doubts.py, and the towers stage's) in its
-        perception block."""
+        """The frame's scene with its doubts (vision/doubts.py, and the towers and unboxed stages')
+        in its perception block."""
         pts, valid = heights
         doubts = frame_doubts(scene, fits, det, verdicts, pts, valid) + stage_doubts
         perception = {**scene.extra.get("perception", {}), "doubts": doubts}

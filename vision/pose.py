@@ -35,7 +35,7 @@ How, and why this way:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
@@ -617,10 +617,30 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
         pf = PieceFit(piece, rms, len(pts), fs, name, float(detections.confidence[k]), k, other_size.get(k))
         pieces.append(piece)
         reports.append(pf)
-    scene = Scene(tuple(pieces), tuple(stones),
-                  {"perception": {"pieces": {pf.piece.id: pf.report() for pf in reports},
-                                  "uncertain": [pf.piece.id for pf in reports if pf.uncertain]}})
-    return drop_duplicates(scene, reports)
+    return drop_duplicates(scene_with(Scene((), tuple(stones)), pieces, reports), reports)
+
+
+def union_distance(pieces, pts: np.ndarray) -> np.ndarray:
+    """Each point's signed distance to the union of the pieces' solids (inf with none)."""
+    if not pieces:
+        return np.full(len(pts), np.inf)
+    return np.min(np.stack([signed_distances(p, pts) for p in pieces]), axis=0)
+
+
+def rms_of(piece: Piece, pts: np.ndarray) -> float:
+    """RMS of the points' distances to the piece's solid (99 with no points)."""
+    return float(np.sqrt(np.mean(signed_distances(piece, pts) ** 2))) if len(pts) else 99.0
+
+
+def posed(piece: Piece, R: np.ndarray, t: np.ndarray, **changes) -> Piece:
+    """`piece` at a fitted pose (and any other field changed)."""
+    return replace(piece, position=tuple(map(float, t)), rotation=tuple(map(float, matrix_to_quat(R))), **changes)
+
+
+def pixel_box(pix: np.ndarray) -> np.ndarray:
+    """The image box (x0, y0, x1, y1) of pixels given as (row, column)."""
+    ys, xs = pix[:, 0], pix[:, 1]
+    return np.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1], np.float32)
 
 
 def scene_with(scene: Scene, pieces, fits: list[PieceFit]) -> Scene:
@@ -646,13 +666,8 @@ def drop_duplicates(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[Pie
             kept.append(i)
     if len(kept) == len(fits):
         return scene, fits
-    keep = sorted(kept)
-    ids = {fits[i].piece.id for i in keep}
-    perception = dict(scene.extra.get("perception", {}))
-    perception["pieces"] = {k: v for k, v in perception.get("pieces", {}).items() if k in ids}
-    perception["uncertain"] = [k for k in perception.get("uncertain", []) if k in ids]
-    pieces = tuple(p for p in scene.pieces if p.id in ids)
-    return Scene(pieces, scene.stones, {**scene.extra, "perception": perception}), [fits[i] for i in keep]
+    kept_fits = [fits[i] for i in sorted(kept)]
+    return scene_with(scene, [f.piece for f in kept_fits], kept_fits), kept_fits
 
 
 def _refine(fits, point_sets, detections, depth, to_cam, intr, cfg, refit: bool = True):

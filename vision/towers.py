@@ -25,9 +25,16 @@ from zendo.build import rest_offset
 from zendo.pieces import SIZES
 from zendo.scene import Piece, Scene
 
-from .classes import CLASS_ID, PYRAMID_CLASSES
+from .classes import PYRAMID_CLASSES
 from .detect import Detections
-from .pose import PieceFit, _free_space, scene_with, signed_distances
+from .pose import (
+    PieceFit,
+    _free_space,
+    pixel_box,
+    scene_with,
+    signed_distances,
+    union_distance,
+)
 
 UPRIGHT_COS = np.cos(np.radians(15))  # only (near) upright pieces stack coaxially
 NEAR_MM = 22.0  # points this close (in x, y) to a piece's axis are its tower's
@@ -99,13 +106,6 @@ def candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidate
                 yield Candidate("on", _at(p, top, s, new_id), base)
 
 
-def _distance(solids: list[Piece], pts: np.ndarray) -> np.ndarray:
-    """Each point's signed distance to the union of the solids (inf with none)."""
-    if not solids:
-        return np.full(len(pts), np.inf)
-    return np.min(np.stack([signed_distances(s, pts) for s in solids]), axis=0)
-
-
 def _gain(c: Candidate, others: np.ndarray, before: np.ndarray, pts: np.ndarray) -> Candidate:
     """The candidate with how many more points the scene explains with it than without it.
     `others`: the points' signed distance to every near piece but the base; `before`: whether
@@ -125,7 +125,7 @@ def _with_free_space(c: Candidate, base: Piece, depth_mm, to_cam, intr) -> Candi
 
 def scored_candidates(base: Piece, pieces: list[Piece], pts: np.ndarray, new_id: str) -> list[Candidate]:
     """Every candidate with its point gain, best first."""
-    others = _distance([q for q in pieces if q.id != base.id
+    others = union_distance([q for q in pieces if q.id != base.id
                         and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30], pts)
     before = np.abs(np.minimum(others, signed_distances(base, pts))) < INLIER_MM
     return sorted((_gain(c, others, before, pts) for c in candidates(base, pieces, new_id)), key=lambda c: -c.gain)
@@ -159,12 +159,9 @@ def stacked_doubt(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr) 
 def _band_box(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray, pix: np.ndarray) -> np.ndarray | None:
     """The image box of the points the added piece alone explains (what shows of it)."""
     own = np.abs(signed_distances(c.added, pts))
-    others = np.abs(_distance([q for q in pieces if q.id != base.id] + [c.moved], pts))
+    others = np.abs(union_distance([q for q in pieces if q.id != base.id] + [c.moved], pts))
     mine = (own < INLIER_MM) & (own < others)
-    if mine.sum() < 5:
-        return None
-    ys, xs = pix[mine, 0], pix[mine, 1]
-    return np.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1], np.float32)
+    return pixel_box(pix[mine]) if mine.sum() >= 5 else None
 
 
 def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,
@@ -210,8 +207,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         pieces.append(piece)
         k = len(detections)
         p_color = color_of(v)[1]
-        detections = Detections.merge([detections, Detections(box[None], np.array([CLASS_ID[f"{color}_{piece.size}"]]),
-                                                              np.array([p_color], np.float32))])
+        detections = detections.plus(box, f"{color}_{piece.size}", p_color)
         verdicts.append(v)
         sd = signed_distances(piece, pts)
         near = np.abs(sd) < 2 * INLIER_MM  # its own points (its band), not the whole tower's

@@ -17,13 +17,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from zendo.geometry import matrix_to_quat
 from zendo.scene import Piece, Scene
 
-from .classes import CLASS_ID, PYRAMID_CLASSES
+from .classes import PYRAMID_CLASSES
 from .detect import Detections
 from .doubts import unexplained_blobs
-from .pose import MIN_POINTS, PieceFit, PoseConfig, fit_piece, scene_with, signed_distances
+from .pose import (
+    MIN_POINTS,
+    PieceFit,
+    PoseConfig,
+    fit_piece,
+    pixel_box,
+    posed,
+    rms_of,
+    scene_with,
+)
 
 MIN_BLOB_PX = 80  # a blob this big (pixels) is worth reading (a small piece shows 60-150)
 MIN_P = 0.7  # the classifier must read a pyramid this surely
@@ -40,28 +48,26 @@ def read_blobs(frame, scene: Scene, fits: list[PieceFit], detections: Detections
     table_pts, seen = heights
     pieces, fits = list(scene.pieces), list(fits)
     verdicts = list(verdicts) if verdicts is not None else [None] * len(detections)
-    for pix, _ in unexplained_blobs(scene, detections, table_pts, seen):
+    for pix in unexplained_blobs(scene, detections, table_pts, seen):
         if len(pix) < MIN_BLOB_PX:
             continue
-        ys, xs = pix[:, 0], pix[:, 1]
-        box = np.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1], np.float32)
+        box = pixel_box(pix)
         v = classifier.read_box(frame, table, box, heights)
         if v is None or v.class_id >= len(PYRAMID_CLASSES) or v.confidence < MIN_P:
             continue
         color, size = PYRAMID_CLASSES[v.class_id].split("_")
-        pts = table_pts[ys, xs].astype(np.float64)
+        pts = table_pts[pix[:, 0], pix[:, 1]].astype(np.float64)
         if len(pts) < MIN_POINTS:
             continue
         if len(pts) > cfg.max_points:
             pts = pts[:: int(np.ceil(len(pts) / cfg.max_points))]
         R, t, _, fs, name = fit_piece(size, pts, frame.depth_mm, table.to_camera, frame.intrinsics, cfg)
-        piece = Piece(f"p{len(pieces) + 1}", color, size, tuple(map(float, t)), tuple(map(float, matrix_to_quat(R))))
-        rms = float(np.sqrt(np.mean(signed_distances(piece, pts) ** 2)))
+        piece = posed(Piece(f"p{len(pieces) + 1}", color, size, (0.0, 0.0, 0.0)), R, t)
+        rms = rms_of(piece, pts)
         if rms > MAX_RMS_MM or fs > MAX_FREE_SPACE:
             continue
         k = len(detections)
-        detections = Detections.merge([detections, Detections(box[None], np.array([CLASS_ID[f"{color}_{size}"]]),
-                                                              np.array([v.confidence], np.float32))])
+        detections = detections.plus(box, f"{color}_{size}", v.confidence)
         verdicts.append(v)
         pieces.append(piece)
         fits.append(PieceFit(piece, rms, len(pts), fs, f"unboxed {name}", float(v.confidence), k))
