@@ -91,3 +91,22 @@ def test_a_lying_piece_is_never_stood_up():
     truth = flat(Spec("a", "green", "medium"), (0, 0), 40)
     r, frame, cal = render_table([truth])
     assert stand_up(_lying_fit(truth, rms=3.0), _box_points(r, frame, cal), [], frame, cal, PoseConfig()) is None
+
+
+def test_a_piece_stood_up_is_the_scene_s_piece_too():
+    """The pairs stage hands on a scene that agrees with its fit reports."""
+    from calibration.plane import height_map
+    from vision.classes import CLASS_ID
+    from vision.detect import Detections
+    from vision.pairs import split_pairs
+    from vision.pose import PoseConfig, scene_with
+    from zendo.scene import Scene
+
+    truth = upright(Spec("a", "green", "medium"), (0, 0), 20)
+    r, frame, cal = render_table([truth])
+    fit = _lying_fit(truth)
+    det = Detections(np.array([r.objects[0].box], np.float32), np.array([CLASS_ID["green_medium"]]),
+                     np.array([0.9], np.float32))
+    scene = scene_with(Scene(()), [fit.piece], [fit])
+    out, fits, _, _ = split_pairs(frame, scene, [fit], det, None, height_map(frame, cal), cal, PoseConfig())
+    assert out.pieces[0] == fits[0].piece and out.pieces[0].axis[2] > np.cos(np.radians(5))

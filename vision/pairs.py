@@ -167,10 +167,9 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         verdicts.append(v)
         fits.append(replace(f, piece=b, free_space=fs, rms_mm=rms, hypothesis="pair", detection=k))
         n_next += 1
-    if len(pieces) == len(scene.pieces):
+    if pieces == list(scene.pieces):
         return scene, fits, detections, verdicts
-    scene = scene_with(scene, pieces, fits)
-    return scene, fits, detections, verdicts
+    return scene_with(scene, pieces, fits), fits, detections, verdicts
 
 
 def _box_points(detections, k: int, table_pts: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
