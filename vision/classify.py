@@ -139,6 +139,19 @@ class Verdict:
     runner_up: int
     runner_up_p: float
 
+    def color(self) -> tuple[str | None, float]:
+        """The colour read, with its probability summed over sizes (a stage that found the piece in
+        depth knows its size), or (None, 0) when neither reading is a pyramid."""
+        p: dict[str, float] = {}
+        for cid, prob in ((self.class_id, self.confidence), (self.runner_up, self.runner_up_p)):
+            if cid < len(PYRAMID_CLASSES):
+                c = PYRAMID_CLASSES[cid].split("_")[0]
+                p[c] = p.get(c, 0.0) + prob
+        if not p:
+            return None, 0.0
+        c = max(p, key=p.get)
+        return c, p[c]
+
 
 class PieceClassifier:
     """Trained weights -> probabilities per crop; `refine` rewrites a frame's Detections."""

@@ -35,7 +35,6 @@ from .pose import (
     scene_with,
     union_distance,
 )
-from .towers import color_of
 
 SPLIT_RMS_MM = 2.5  # a fit this poor may be two pieces (a good one is about 1 mm)
 SPLIT_GAIN = 0.15  # the pair must explain this share of the points more than the one piece
@@ -156,7 +155,7 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         if any(np.linalg.norm(q.origin - b.origin) < MIN_APART_MM for q in others):
             continue  # the second half is a neighbour already fitted
         v = classifier.read_box(frame, table, box, heights) if classifier is not None else None
-        color, p = color_of(v)
+        color, p = v.color() if v is not None else (None, 0.0)
         if color is not None and p >= MIN_COLOR_P:
             b = replace(b, color=color)
         pieces[i] = a

@@ -200,13 +200,12 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
             if d is not None:
                 doubts.append(d)
             continue
-        best, color, box, v = added
+        best, color, p_color, box, v = added
         piece = replace(best.added, color=color)
         pieces[i] = best.moved
         fits[i] = replace(fits[i], piece=best.moved)
         pieces.append(piece)
         k = len(detections)
-        p_color = color_of(v)[1]
         detections = detections.plus(box, f"{color}_{piece.size}", p_color)
         verdicts.append(v)
         sd = signed_distances(piece, pts)
@@ -221,17 +220,17 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
 
 
 def _add(options: list[Candidate], pieces, base, pts, px, frame, table, heights, classifier):
-    """(candidate, colour, band box, verdict) for the neighbour to add, or None when no candidate
+    """(candidate, colour, its probability, band box, verdict) for the neighbour to add, or None when no candidate
     is within the free-space limit or the classifier does not read a pyramid there."""
     if not options or options[0].gain < TOWER_GAIN_POINTS:
         return None
     best, box, v = _read(options, pieces, base, pts, px, frame, table, heights, classifier)
     if best is None:
         return None
-    color, p_color = color_of(v)
+    color, p_color = v.color() if v is not None else (None, 0.0)
     if color is None or p_color < MIN_CLASS_P:
         return None
-    return best, color, box, v
+    return best, color, p_color, box, v
 
 
 def _read(options: list[Candidate], pieces, base, pts, px, frame, table, heights, classifier):
@@ -251,18 +250,3 @@ def _read(options: list[Candidate], pieces, base, pts, px, frame, table, heights
         size = PYRAMID_CLASSES[v.class_id].split("_")[1]
         best = next((c for c in alike if c.added.size == size), best)
     return best, box, v
-
-
-def color_of(v) -> tuple[str | None, float]:
-    """The colour the classifier reads (summed over sizes: the size is depth's) and its probability."""
-    if v is None:
-        return None, 0.0
-    p = {}
-    for cid, prob in ((v.class_id, v.confidence), (v.runner_up, v.runner_up_p)):
-        if cid < len(PYRAMID_CLASSES):
-            c = PYRAMID_CLASSES[cid].split("_")[0]
-            p[c] = p.get(c, 0.0) + prob
-    if not p:
-        return None, 0.0
-    c = max(p, key=p.get)
-    return c, p[c]
