@@ -78,3 +78,21 @@ def test_two_pieces_of_a_size_read_as_one_box_raise_a_stacked_doubt():
     assert len(scene.pieces) == 1
     assert doubts == [{"kind": "stacked", "piece": scene.pieces[0].id, "where": doubts[0]["where"]}]
     assert doubts[0]["where"] in ("under", "on")
+
+
+def test_a_found_piece_is_named_unlike_every_piece_already_seen():
+    """Ids have gaps where a duplicate box's piece was dropped; a piece the towers stage adds must
+    not take the name of one already there (doubts and relations go by id)."""
+    truth = tower([Spec("a", "red", "large"), Spec("b", "yellow", "medium")], (0, 0), 20)
+    truth.append(upright(Spec("c", "blue", "small"), (70, 0), 0))
+    r, frame, cal = render_table(truth)
+    from vision.classes import CLASS_ID
+
+    c_box = next(o.box for o in r.objects if o.id == "c")
+    det = Detections.merge([one_box(r, {"a", "b"}, "red_large"),
+                            Detections(np.array([c_box, c_box], np.float32), np.full(2, CLASS_ID["blue_small"]),
+                                       np.array([0.5, 0.9], np.float32))])  # two boxes on c: one is dropped
+    scene = perceive_one_frame(frame, cal, det).scene
+    ids = [p.id for p in scene.pieces]
+    assert set(found(scene, truth)) == {"a", "b", "c"}
+    assert len(ids) == 3 and len(set(ids)) == 3, ids

@@ -29,6 +29,7 @@ from .pose import (
     PieceFit,
     PoseConfig,
     fit_piece,
+    next_piece_id,
     pixel_box,
     posed,
     rms_of,
@@ -136,7 +137,6 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
     up = seen & (table_pts[..., 2] > cfg.table_cut_mm)
     pieces, fits = list(scene.pieces), list(fits)
     verdicts = list(verdicts) if verdicts is not None else [None] * len(detections)
-    n_next = len(pieces) + 1
     for i in range(len(fits)):
         f = fits[i]
         if f.rms_mm <= SPLIT_RMS_MM or f.hypothesis == "none":
@@ -145,7 +145,7 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         if got is None:
             continue
         others = [q for q in pieces if q.id != f.piece.id]
-        pair = split(f, *got, others, frame, table, cfg, f"p{n_next}")
+        pair = split(f, *got, others, frame, table, cfg, next_piece_id(pieces))
         if pair is None:
             stood = stand_up(f, got[0], others, frame, table, cfg)
             if stood is not None:
@@ -165,7 +165,6 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         detections = detections.plus(box, f"{b.color}_{b.size}", f.confidence)
         verdicts.append(v)
         fits.append(replace(f, piece=b, free_space=fs, rms_mm=rms, hypothesis="pair", detection=k))
-        n_next += 1
     if pieces == list(scene.pieces):
         return scene, fits, detections, verdicts
     return scene_with(scene, pieces, fits), fits, detections, verdicts

@@ -637,6 +637,13 @@ def posed(piece: Piece, R: np.ndarray, t: np.ndarray, **changes) -> Piece:
     return replace(piece, position=tuple(map(float, t)), rotation=tuple(map(float, matrix_to_quat(R))), **changes)
 
 
+def next_piece_id(pieces) -> str:
+    """An id no piece has yet: one past the highest "p<n>" (ids have gaps where duplicates were
+    dropped, so counting the pieces can name a new one like an old one)."""
+    numbers = [int(p.id[1:]) for p in pieces if p.id[:1] == "p" and p.id[1:].isdigit()]
+    return f"p{max(numbers, default=0) + 1}"
+
+
 def pixel_box(pix: np.ndarray) -> np.ndarray:
     """The image box (x0, y0, x1, y1) of pixels given as (row, column)."""
     ys, xs = pix[:, 0], pix[:, 1]

@@ -30,6 +30,7 @@ from .detect import Detections
 from .pose import (
     PieceFit,
     _free_space,
+    next_piece_id,
     pixel_box,
     scene_with,
     signed_distances,
@@ -181,7 +182,6 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
     doubts: list[dict] = []
     depth, to_cam, intr = frame.depth_mm, table.to_camera, frame.intrinsics
     order = sorted(range(len(pieces)), key=lambda i: -fits[i].n_points)
-    n_next = len(pieces) + 1
     for i in order:
         base = pieces[i]
         if base.axis[2] < UPRIGHT_COS:
@@ -190,7 +190,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         if sel.sum() < TOWER_GAIN_POINTS:
             continue
         pts, px = P[sel], pix[sel]
-        scored = scored_candidates(base, pieces, pts, f"p{n_next}")
+        scored = scored_candidates(base, pieces, pts, next_piece_id(pieces))
         added = None
         if classifier is not None and scored and scored[0].gain >= TOWER_GAIN_POINTS:
             added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, frame, table,
@@ -212,7 +212,6 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         near = np.abs(sd) < 2 * INLIER_MM  # its own points (its band), not the whole tower's
         rms = float(np.sqrt(np.mean(sd[near] ** 2))) if near.any() else 99.0
         fits.append(PieceFit(piece, rms, int(near.sum()), best.free_space, f"tower {best.where}", p_color, k))
-        n_next += 1
     if len(pieces) == len(scene.pieces):
         return scene, fits, detections, verdicts, doubts
     scene = scene_with(scene, pieces, fits)

@@ -27,6 +27,7 @@ from .pose import (
     PieceFit,
     PoseConfig,
     fit_piece,
+    next_piece_id,
     pixel_box,
     posed,
     rms_of,
@@ -62,7 +63,7 @@ def read_blobs(frame, scene: Scene, fits: list[PieceFit], detections: Detections
         if len(pts) > cfg.max_points:
             pts = pts[:: int(np.ceil(len(pts) / cfg.max_points))]
         R, t, _, fs, name = fit_piece(size, pts, frame.depth_mm, table.to_camera, frame.intrinsics, cfg)
-        piece = posed(Piece(f"p{len(pieces) + 1}", color, size, (0.0, 0.0, 0.0)), R, t)
+        piece = posed(Piece(next_piece_id(pieces), color, size, (0.0, 0.0, 0.0)), R, t)
         rms = rms_of(piece, pts)
         if rms > MAX_RMS_MM or fs > MAX_FREE_SPACE:
             continue
