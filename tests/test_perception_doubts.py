@@ -182,6 +182,39 @@ def test_doubts_for_a_koan_are_its_pieces_and_places_near_them():
     assert doubts_for(pieces, ds) == [ds[0], ds[2]]
 
 
+# ----------------------------------------------------------------------------- edge
+
+
+def test_a_piece_at_the_pictures_edge_may_have_an_unseen_neighbour_of_any_kind_in_its_koan():
+    from zendo.doubts import beyond
+    from zendo.koans import split_koans
+    from zendo.shapes import shell_distance
+
+    p = lone("blue", "medium")
+    out = beyond(p, (0.0, 1.0))
+    assert {q.size for q in out} == {"small", "medium", "large"}
+    for q in out:
+        assert q.origin[1] > 5.0  # on the side where the picture ends
+        assert len(split_koans(Scene((p, q)))) == 1  # close enough to be of p's koan
+    touching = [q for q in out if CFG.touch_gap_mm - max(shell_distance(p, q), 0.0) >= 0]
+    assert {q.size for q in touching} == {"small", "medium", "large"}
+    assert any(facts_of([p, q]).predicates[("pointing", q.id, p.id)].value for q in out)
+    kinds = {(q.size, q.color) for alt in alternatives([p], {"kind": "edge", "piece": "p1", "toward": [0, 1]})
+             for q in alt if q.id != "p1"}
+    assert len(kinds) == 15
+
+
+def test_a_koan_that_may_go_on_out_of_view_makes_a_count_mark_a_judgment_call():
+    m = judged("it contains exactly one piece", [lone("blue")], [{"kind": "edge", "piece": "p1", "toward": [1.0, 0.0]}])
+    assert m.mark == "white" and m.judgment_call
+    assert m.doubts[0]["text"] == "p1 is at the picture's edge: its koan may go on out of view"
+
+
+def test_an_edge_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
+    m = judged("it contains at least one blue piece", [lone("blue")], [{"kind": "edge", "piece": "p1", "toward": [1.0, 0.0]}])
+    assert m.mark == "white" and not m.judgment_call
+
+
 # ----------------------------------------------------------------------------- the Master's word
 
 
@@ -197,6 +230,7 @@ def test_a_doubt_the_master_has_settled_no_longer_makes_a_judgment_call():
     ({"kind": "absent", "piece": "p3"}, "p3 may not be a piece"),
     ({"kind": "covers", "piece": "p3"}, "something may be hidden under p3"),
     ({"kind": "missed", "at": [12.4, -3.0]}, "an unseen piece may stand at (12, -3) mm"),
+    ({"kind": "edge", "piece": "p3", "toward": [0.0, 1.0]}, "p3 is at the picture's edge: its koan may go on out of view"),
 ])
 def test_every_doubt_reads_as_one_line_for_the_master(doubt, text):
     assert describe(doubt) == text
@@ -259,7 +293,8 @@ def camera_table() -> Scene:
     b = upright(Spec("p2", "red", "small"), (-120, 0), 0)
     c = upright(Spec("p3", "green", "medium"), (150, 0), 0)
     doubts = covers([a, b, c]) + [{"kind": "class", "piece": "p3", "color": "red", "size": "medium", "p": 0.2},
-                                  {"kind": "stacked", "piece": "p3", "where": "on"}]
+                                  {"kind": "stacked", "piece": "p3", "where": "on"},
+                                  {"kind": "edge", "piece": "p3", "toward": [1.0, 0.0]}]
     return Scene((a, b, c), (), {"perception": {"doubts": doubts}})
 
 
@@ -310,6 +345,7 @@ def test_the_cameras_doubts_never_reach_a_student():
     g.set_rule(EXACTLY_TWO)
     public = json.dumps(g.public_state())
     assert "doubt" not in public and "hidden under" not in public and "stacked" not in public
+    assert "edge" not in public and "toward" not in public
     assert all("doubts" not in ev.data for ev in g.events)  # only in events' secret parts
 
 
@@ -384,3 +420,21 @@ def test_at_the_pictures_edge_a_smaller_unexplained_blob_is_a_missed_doubt():
 
     assert len(blob_at(0)) == 1  # touching the left edge
     assert blob_at(70) == []  # the same blob in the middle is too small to be a piece
+
+
+def test_a_piece_near_the_pictures_edge_raises_an_edge_doubt_towards_it_and_one_in_the_middle_none():
+    from vision.doubts import edge_doubts
+
+    shape = (480, 640)
+
+    def project(pts):  # a camera straight above the origin, 1 px per mm
+        pts = np.atleast_2d(pts)
+        return np.column_stack([pts[:, 0] + 320.0, 240.0 - pts[:, 1]])
+
+    middle = lone("blue", "medium", at=(0.0, 0.0))
+    near_right = upright(Spec("p2", "red", "small"), (300.0, 0.0), 0)  # 20 px from the right edge
+    out = edge_doubts(Scene((middle, near_right)), project, shape)
+    assert [d["piece"] for d in out] == ["p2"]
+    assert out[0]["kind"] == "edge" and out[0]["toward"][0] > 0.9
+    inside = upright(Spec("p3", "red", "small"), (260.0, 0.0), 0)  # its koan gap all in view
+    assert edge_doubts(Scene((inside,)), project, shape) == []

@@ -1,21 +1,24 @@
 """Perception's doubts about one frame (zendo/doubts.py says what each kind means for a mark).
 
-Why these four and where each comes from:
+Why these five and where each comes from (the towers and unboxed stages raise their own):
 - class: the classifier's runner-up is within reach (its probability at least CLASS_DOUBT_P),
   or depth and image read different sizes: either reading may be the true one;
 - absent: the detector was unsure anything is there (confidence under ABSENT_CONF);
 - covers: a medium or large piece on the table over a cavity the camera cannot see into;
 - missed: above-table depth that no fitted piece's silhouette (nor a stone) explains, in a blob
-  big enough to be a piece the detector missed.
+  big enough to be a piece the detector missed;
+- edge: table within the koan gap of a piece lies outside the picture, so a piece of its koan
+  may stand where the camera cannot see (a koan partly out of view).
 The thresholds are set on the tuning set (seeds 900000-900059), not the held-out one.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from zendo.doubts import covers
+from zendo.koans import KOAN_GAP_MM
 from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Scene
 
@@ -120,8 +123,36 @@ def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, v
     return out
 
 
+_RING = np.stack([np.cos(np.linspace(0, 2 * np.pi, 12, endpoint=False)),
+                  np.sin(np.linspace(0, 2 * np.pi, 12, endpoint=False))], axis=1)
+
+
+def edge_doubts(scene: Scene, project: Callable[[np.ndarray], np.ndarray], shape: tuple[int, int]) -> list[dict]:
+    """An "edge" doubt for each piece with table out of view within KOAN_GAP_MM of its footprint
+    (or a vertex of its own out of view): a piece there would belong to its koan, unseen. The
+    doubt says which way the picture ends ("toward", a unit direction on the table)."""
+    h, w = shape
+    m = EDGE_PX
+    out = []
+    for p in scene.pieces:
+        foot = p.vertices[:, :2]
+        near = np.concatenate([foot[:, None, :] + r * _RING[None] for r in (KOAN_GAP_MM / 2, KOAN_GAP_MM)]).reshape(-1, 2)
+        pts = np.concatenate([p.vertices, np.column_stack([near, np.zeros(len(near))])])
+        uv = project(pts)
+        gone = (uv[:, 0] < m) | (uv[:, 0] > w - 1 - m) | (uv[:, 1] < m) | (uv[:, 1] > h - 1 - m)
+        if not gone.any():
+            continue
+        d = pts[gone, :2].mean(axis=0) - p.origin[:2]
+        n = float(np.linalg.norm(d))
+        toward = d / n if n > 1e-6 else np.array([1.0, 0.0])
+        out.append({"kind": "edge", "piece": p.id, "toward": [round(float(v), 3) for v in toward]})
+    return out
+
+
 def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts, table_pts: np.ndarray,
-                 valid: np.ndarray) -> list[dict]:
-    """Every doubt about one perceived frame, as plain dicts (zendo.doubts)."""
+                 valid: np.ndarray, project: Callable[[np.ndarray], np.ndarray] | None = None) -> list[dict]:
+    """Every doubt about one perceived frame, as plain dicts (zendo.doubts); edge doubts need
+    `project` (table millimetres -> image pixels)."""
+    edge = edge_doubts(scene, project, valid.shape) if project is not None else []
     return (class_doubts(fits, verdicts) + absent_doubts(fits) + covers(scene.pieces)
-            + missed_doubts(scene, detections, table_pts, valid))
+            + missed_doubts(scene, detections, table_pts, valid) + edge)

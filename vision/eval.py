@@ -105,6 +105,8 @@ def _doubts_in_truth_frame(doubts: list[dict], id_map: dict, perceived_cal: np.n
         if "at" in d:
             x, y = d["at"][:2]
             d["at"] = [float(v) for v in (T[:3, :3] @ np.array([x, y, 0.0]) + T[:3, 3])[:2]]
+        if "toward" in d:  # a direction: turned, not moved
+            d["toward"] = [float(v) for v in (T[:3, :3] @ np.array([*d["toward"][:2], 0.0]))[:2]]
         out.append(d)
     return out
 

@@ -306,7 +306,7 @@ class Pipeline:
                                                            self.pose_cfg, self.classifier)
             stage_doubts += found
             watch.lap("unboxed")
-        scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts)
+        scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, self.projector(frame.intrinsics))
         watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
         watch.lap("track")
@@ -314,11 +314,12 @@ class Pipeline:
                            settled, events)
 
     @staticmethod
-    def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stage_doubts: list[dict]) -> Scene:
+    def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stage_doubts: list[dict],
+                     project) -> Scene:
         """The frame's scene with its doubts (vision/doubts.py, and the towers and unboxed stages')
         in its perception block."""
         pts, valid = heights
-        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid) + stage_doubts
+        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid, project) + stage_doubts
         perception = {**scene.extra.get("perception", {}), "doubts": doubts}
         return replace(scene, extra={**scene.extra, "perception": perception})
 

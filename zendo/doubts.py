@@ -13,7 +13,9 @@ alternative koan:
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
   a tower of two of a size from one piece: the upper one sits 5.5 mm higher, 1.5 mm across its
-  faces).
+  faces);
+- "edge": a piece is so near the picture's edge that its koan may go on out of view (a piece
+  there, within the koan gap, is never seen).
 
 A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`); the
 Master then hears which doubt it rests on and can settle it ("nothing is under p3") like any
@@ -28,7 +30,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .build import rest_offset
+from .build import Spec, flat, rest_offset, upright
 from .facts import KoanFacts
 from .pieces import (
     PYRAMID_SIZES,
@@ -39,10 +41,12 @@ from .pieces import (
     outer_vertices,
 )
 from .scene import Piece
+from .shapes import solid_distance
 
-DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed")
+DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
+BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
 
 
 def doubt_key(d: Mapping) -> tuple:
@@ -63,6 +67,8 @@ def describe(d: Mapping) -> str:
         return f"something may be hidden under {d['piece']}"
     if k == "unboxed":
         return f"{d['piece']} was seen in depth only: it may be another piece, or none"
+    if k == "edge":
+        return f"{d['piece']} is at the picture's edge: its koan may go on out of view"
     if k == "stacked":
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
     return f"an unseen piece may stand at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm"
@@ -151,10 +157,48 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             rest = list(pieces)
         for c in RAINBOW_COLORS:
             yield rest + [replace(other, color=c)]
+    elif kind == "edge":
+        p = by_id.get(doubt["piece"])
+        if p is None:
+            return
+        for q in beyond(p, doubt["toward"]):
+            for c in RAINBOW_COLORS:
+                yield list(pieces) + [replace(q, color=c)]
     elif kind == "missed":
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         for size, color in product(SIZES, RAINBOW_COLORS):
             yield list(pieces) + [Piece(f"m{round(x)}_{round(y)}", color, size, (x, y, 0.0))]
+
+
+def beyond(p: Piece, toward: Sequence[float]) -> list[Piece]:
+    """The unseen neighbours an "edge" doubt allows: of each size, on p's side towards the edge,
+    upright touching p or apart from it, or lying flat apart, pointing at p or away (the
+    relations rules read: touching, pointing, orientation, counts). Colours are the caller's."""
+    u = np.array([float(toward[0]), float(toward[1]), 0.0])
+    u /= max(float(np.linalg.norm(u)), 1e-9)
+    heading = float(np.degrees(np.arctan2(u[1], u[0])))
+    out = []
+    for size in SIZES:
+        spec = Spec(f"{p.id}-beyond", "red", size)
+        for gap, make in ((-TOUCH_INTO_MM, lambda xy: upright(spec, xy)),
+                          (BEYOND_APART_MM, lambda xy: upright(spec, xy)),
+                          (BEYOND_APART_MM, lambda xy: flat(spec, xy, heading + 180.0)),
+                          (BEYOND_APART_MM, lambda xy: flat(spec, xy, heading))):
+            out.append(_at_gap(p, make, u, gap))
+    return out
+
+
+def _at_gap(p: Piece, make: Callable[[tuple], Piece], u: np.ndarray, gap: float) -> Piece:
+    """make(xy) slid along u until its solid is `gap` from p's (a few secant steps: the distance
+    changes almost linearly along a direction away from p)."""
+    reach = p.dims.half * 1.5 + 25.0
+    q = make(tuple(p.origin[:2] + u[:2] * reach))
+    for _ in range(4):
+        err = gap - solid_distance(p, q)
+        if abs(err) < 0.05:
+            break
+        q = q.moved(np.eye(3), u * err)
+    return q
 
 
 def doubts_for(pieces: Sequence[Piece], doubts: Iterable[Mapping]) -> list[dict]:
