@@ -21,6 +21,7 @@ from .classify import PieceClassifier, load_classifier
 from .detect import Detections, Detector
 from .doubts import frame_doubts
 from .frames import Frame
+from .nested import find_nested
 from .pairs import split_pairs
 from .pose import PieceFit, PoseConfig, estimate_poses
 from .towers import complete_towers
@@ -44,6 +45,7 @@ class PipelineConfig:
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
+    nested: bool = True  # read pieces nested in lying ones through their bases (vision/nested.py)
     unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
 
 
@@ -301,6 +303,10 @@ class Pipeline:
                                                                 self.classifier)
             stage_doubts += found
             watch.lap("towers")
+        if self.cfg.nested:
+            scene, fits, det, verdicts = find_nested(frame, scene, fits, det, verdicts, heights, table,
+                                                     self.projector(frame.intrinsics), self.classifier)
+            watch.lap("nested")
         if self.cfg.unboxed:
             scene, fits, det, verdicts, found = read_blobs(frame, scene, fits, det, verdicts, heights, table,
                                                            self.pose_cfg, self.classifier)

@@ -87,7 +87,7 @@ def covers(pieces: Sequence[Piece]) -> list[dict]:
     return out
 
 
-def _nested(cover: Piece, size: str, pid: str, against_wall: bool) -> Piece:
+def nested_inside(cover: Piece, size: str, pid: str, against_wall: bool) -> Piece:
     """A smaller piece inside `cover`'s cavity, same axis and turn: in the middle, or slid
     sideways until it rests against an inner wall (then the two touch). Upright covers keep it on
     the table; a lying cover's lower wall holds it."""
@@ -126,11 +126,11 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         if p is None:
             return
         smaller = [s for s in SIZES if PYRAMID_SIZES[s].height < PYRAMID_SIZES[p.size].height]
-        hidden = [(_nested(p, s, f"{p.id}-under", wall),) for s in smaller for wall in (False, True)]
+        hidden = [(nested_inside(p, s, f"{p.id}-under", wall),) for s in smaller for wall in (False, True)]
         if p.size == "large":  # a large piece can hide a medium one with a small one inside it
             for wall in (False, True):
-                mid = _nested(p, "medium", f"{p.id}-under", wall)
-                hidden.append((mid, _nested(mid, "small", f"{p.id}-under2", wall)))
+                mid = nested_inside(p, "medium", f"{p.id}-under", wall)
+                hidden.append((mid, nested_inside(mid, "small", f"{p.id}-under2", wall)))
         for group in hidden:
             for colors in product(RAINBOW_COLORS, repeat=len(group)):
                 yield list(pieces) + [replace(h, color=c) for h, c in zip(group, colors)]

@@ -1,0 +1,101 @@
+"""A piece nested in a lying one, read through the lying piece's open base.
+
+Why: players lay a smaller piece inside a larger one; lying flat, the pair shows the outer
+piece's faces and, where its base faces the camera, the inner piece's base inside the outer's
+rim. Depth cannot tell (the bases share a plane), and the detector draws one box round both, so
+on the tuning set (seeds 900000-900059) 12 of the 20 inner pieces showing at least 60 pixels were
+missed. Their colour is plain to see, though, and the second-stage classifier reads any box at
+metric scale.
+
+How: for each medium or large piece lying on the table with its base towards the camera, each
+smaller piece it could hold is placed in its cavity as it rests there (`zendo.doubts.nested_inside`,
+against the lower wall: the covers doubt's geometry) and the classifier reads the box of that
+piece's base in the image. A reading of that size, of a colour other than the outer piece's, with
+p >= MIN_P is added; the best one per outer piece. An inner piece of the outer's own colour cannot
+be told from the outer's cavity and stays a covers doubt, as before.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from zendo.doubts import COVER_HEIGHT_MM, nested_inside
+from zendo.pieces import PYRAMID_SIZES, SIZES
+from zendo.scene import Scene
+
+from .classes import PYRAMID_CLASSES
+from .detect import Detections
+from .pose import PieceFit, next_piece_id, scene_with
+
+MIN_P = 0.7  # the classifier must read the inner piece this surely
+LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies
+MIN_BASE_PX = 40.0  # the inner piece's base must cover this many pixels' box to be read
+ALREADY_MM = 12.0  # a fitted piece this close to the nested place is that piece, found already
+
+
+def _base_box(piece, project) -> np.ndarray:
+    uv = project(piece.vertices[:4])
+    return np.array([uv[:, 0].min(), uv[:, 1].min(), uv[:, 0].max(), uv[:, 1].max()], np.float32)
+
+
+def _candidates(scene: Scene, camera_at: np.ndarray, project, shape) -> list[tuple[int, object, np.ndarray]]:
+    """(outer index, inner piece, its base's box) for every place a piece could be nested and seen."""
+    h, w = shape
+    out = []
+    for i, p in enumerate(scene.pieces):
+        if p.size == "small" or p.axis[2] > LYING_AXIS_Z or float(p.vertices[:, 2].min()) > COVER_HEIGHT_MM:
+            continue
+        if float(-p.axis @ (p.origin - camera_at)) >= 0:
+            continue  # the open base faces away from the camera
+        for s in SIZES:
+            if PYRAMID_SIZES[s].height >= PYRAMID_SIZES[p.size].height:
+                continue
+            q = nested_inside(p, s, "inner", against_wall=True)
+            if any(j != i and np.linalg.norm(o.origin - q.origin) < ALREADY_MM for j, o in enumerate(scene.pieces)):
+                continue
+            box = _base_box(q, project)
+            if box[0] < 0 or box[1] < 0 or box[2] > w or box[3] > h:
+                continue
+            if (box[2] - box[0]) * (box[3] - box[1]) < MIN_BASE_PX:
+                continue
+            out.append((i, q, box))
+    return out
+
+
+def find_nested(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights, table,
+                project, classifier) -> tuple[Scene, list[PieceFit], Detections, list]:
+    """The scene with the nested pieces the classifier reads through lying pieces' bases; each
+    gets its base's box as its detection and the verdict (so class doubts treat it like any
+    other piece)."""
+    if classifier is None:
+        return scene, fits, detections, verdicts
+    cands = _candidates(scene, table.matrix[:3, 3], project, frame.depth_mm.shape)
+    if not cands:
+        return scene, fits, detections, verdicts
+    probe = Detections(np.stack([b for _, _, b in cands]), np.zeros(len(cands), int), np.ones(len(cands), np.float32))
+    read = classifier.verdicts(frame, table, probe, heights)
+    best: dict[int, tuple[float, object, np.ndarray, object, str]] = {}
+    for (i, q, box), v in zip(cands, read):
+        if v is None or v.class_id >= len(PYRAMID_CLASSES) or v.confidence < MIN_P:
+            continue
+        color, size = PYRAMID_CLASSES[v.class_id].split("_")
+        if size != q.size or color == scene.pieces[i].color:
+            continue
+        if i not in best or v.confidence > best[i][0]:
+            best[i] = (v.confidence, q, box, v, color)
+    if not best:
+        return scene, fits, detections, verdicts
+    pieces, fits = list(scene.pieces), list(fits)
+    verdicts = list(verdicts) if verdicts is not None else [None] * len(detections)
+    for i in sorted(best):
+        p_read, q, box, v, color = best[i]
+        outer = fits[i]
+        piece = replace(q, id=next_piece_id(pieces), color=color)
+        k = len(detections)
+        detections = detections.plus(box, f"{color}_{q.size}", p_read)
+        verdicts.append(v)
+        pieces.append(piece)
+        # no depth points of its own (the outer's walls hide it): its pose is the outer's cavity's
+        fits.append(PieceFit(piece, outer.rms_mm, 0, outer.free_space, "nested", float(p_read), k))
+    return scene_with(scene, pieces, fits), fits, detections, verdicts
