@@ -354,12 +354,16 @@ def _hypotheses(size: str, pts: np.ndarray, tip_xyz: np.ndarray | None,
         if np.linalg.norm(dvec) > 2:
             headings.append(float(np.degrees(np.arctan2(dvec[1], dvec[0]))))
     lift = max(0.0, zmin - 1.0)
+    # lying across other pieces' tips: its top is the box's top (its lowest points are theirs)
+    raised = zmax - _flat_top(size)
     for hd in headings:
         p = _flat_template(size, float(hd))
         R = p.matrix
         cen = p.to_table(np.array([[0, 0, dims.height / 4]]))[0]
         t = p.origin + np.array([c[0] - cen[0], c[1] - cen[1], lift])
         hyps.append(("flat", R, t))
+        if raised > lift + RAISED_FLAT_MM:
+            hyps.append(("raised flat", R, t + np.array([0.0, 0.0, raised - lift])))
     # tilted (leaning, across, lying towers): axis along the heading, raised
     for hd in headings:
         for elev in (35.0, 65.0):
@@ -371,6 +375,15 @@ def _hypotheses(size: str, pts: np.ndarray, tip_xyz: np.ndarray | None,
             t[2] = max(t[2], 0.0)
             hyps.append(("tilted", R, t))
     return hyps
+
+
+RAISED_FLAT_MM = 4.0  # a lying piece's top this far above where lying on the table puts it: it lies raised
+
+
+@cache
+def _flat_top(size: str) -> float:
+    """How high a piece lying flat on the table reaches."""
+    return float(_flat_template(size, 0.0).vertices[:, 2].max())
 
 
 @cache
