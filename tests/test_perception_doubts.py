@@ -6,6 +6,7 @@ would give any alternative differently is a judgment call the Master hears about
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -182,6 +183,32 @@ def test_doubts_for_a_koan_are_its_pieces_and_places_near_them():
     assert doubts_for(pieces, ds) == [ds[0], ds[2]]
 
 
+# ----------------------------------------------------------------------------- misfit
+
+
+def test_a_piece_that_fits_its_depth_poorly_may_have_another_piece_standing_there():
+    pieces = [lone("blue"), upright(Spec("p2", "red", "small"), (60, 0), 0)]
+    doubt = {"kind": "misfit", "piece": "p1", "at": [0.0, 0.0], "rms_mm": 7.5}
+    m = judged("it contains exactly two pieces", pieces, [doubt])
+    assert m.mark == "white" and m.judgment_call
+    assert m.doubts[0]["text"] == "p1 fits its depth poorly: another piece may stand there"
+    kinds = {(a[-1].color, a[-1].size) for a in alternatives(pieces, doubt)}
+    assert len(kinds) == 15
+    assert doubts_for(pieces[1:], [doubt]) == []  # it concerns p1's koan only
+
+
+def test_only_a_poor_fit_from_a_pieces_own_points_is_a_misfit_doubt():
+    from vision.doubts import MISFIT_RMS_MM, misfit_doubts
+
+    poor = _fit(lone("blue"))
+    poor = replace(poor, rms_mm=MISFIT_RMS_MM + 1.0)
+    good = replace(_fit(upright(Spec("p2", "red", "small"), (60, 0), 0)), rms_mm=1.0)
+    no_points = replace(_fit(upright(Spec("p3", "red", "small"), (-60, 0), 0)), rms_mm=9.0, n_points=0)
+    out = misfit_doubts([poor, good, no_points])
+    assert [(d["kind"], d["piece"]) for d in out] == [("misfit", "p1")]
+    assert out[0]["at"] == [0.0, 0.0]
+
+
 # ----------------------------------------------------------------------------- edge
 
 
@@ -294,7 +321,8 @@ def camera_table() -> Scene:
     c = upright(Spec("p3", "green", "medium"), (150, 0), 0)
     doubts = covers([a, b, c]) + [{"kind": "class", "piece": "p3", "color": "red", "size": "medium", "p": 0.2},
                                   {"kind": "stacked", "piece": "p3", "where": "on"},
-                                  {"kind": "edge", "piece": "p3", "toward": [1.0, 0.0]}]
+                                  {"kind": "edge", "piece": "p3", "toward": [1.0, 0.0]},
+                                  {"kind": "misfit", "piece": "p3", "at": [150.0, 0.0], "rms_mm": 6.0}]
     return Scene((a, b, c), (), {"perception": {"doubts": doubts}})
 
 
@@ -345,7 +373,7 @@ def test_the_cameras_doubts_never_reach_a_student():
     g.set_rule(EXACTLY_TWO)
     public = json.dumps(g.public_state())
     assert "doubt" not in public and "hidden under" not in public and "stacked" not in public
-    assert "edge" not in public and "toward" not in public
+    assert "edge" not in public and "toward" not in public and "misfit" not in public and "rms_mm" not in public
     assert all("doubts" not in ev.data for ev in g.events)  # only in events' secret parts
 
 

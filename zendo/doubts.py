@@ -14,6 +14,8 @@ alternative koan:
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
   a tower of two of a size from one piece: the upper one sits 5.5 mm higher, 1.5 mm across its
   faces);
+- "misfit": a piece's fit explains its depth poorly, so another piece may stand there (two
+  pieces read as one, a piece across others, a tower read short);
 - "edge": a piece is so near the picture's edge that its koan may go on out of view (a piece
   there, within the koan gap, is never seen).
 
@@ -43,7 +45,7 @@ from .pieces import (
 from .scene import Piece
 from .shapes import solid_distance
 
-DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge")
+DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge", "misfit")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
@@ -67,6 +69,8 @@ def describe(d: Mapping) -> str:
         return f"something may be hidden under {d['piece']}"
     if k == "unboxed":
         return f"{d['piece']} was seen in depth only: it may be another piece, or none"
+    if k == "misfit":
+        return f"{d['piece']} fits its depth poorly: another piece may stand there"
     if k == "edge":
         return f"{d['piece']} is at the picture's edge: its koan may go on out of view"
     if k == "stacked":
@@ -164,7 +168,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         for q in beyond(p, doubt["toward"]):
             for c in RAINBOW_COLORS:
                 yield list(pieces) + [replace(q, color=c)]
-    elif kind == "missed":
+    elif kind in ("missed", "misfit"):
+        if kind == "misfit" and doubt["piece"] not in by_id:
+            return
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         for size, color in product(SIZES, RAINBOW_COLORS):
             yield list(pieces) + [Piece(f"m{round(x)}_{round(y)}", color, size, (x, y, 0.0))]
