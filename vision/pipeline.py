@@ -23,7 +23,7 @@ from .doubts import frame_doubts
 from .frames import Frame
 from .nested import find_nested
 from .pairs import split_pairs
-from .pose import PieceFit, PoseConfig, estimate_poses
+from .pose import PieceFit, PoseConfig, estimate_poses, rest_pieces
 from .towers import complete_towers
 from .unboxed import read_blobs
 
@@ -47,6 +47,7 @@ class PipelineConfig:
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
     nested: bool = True  # read pieces nested in lying ones through their bases (vision/nested.py)
     unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
+    rest: bool = True  # a piece on the table nearly resting on its base or a face rests on it (pose.rest_on_table)
 
 
 @dataclass(frozen=True)
@@ -312,6 +313,8 @@ class Pipeline:
                                                            self.pose_cfg, self.classifier)
             stage_doubts += found
             watch.lap("unboxed")
+        if self.cfg.rest:
+            scene, fits = rest_pieces(scene, fits)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, self.projector(frame.intrinsics))
         watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
