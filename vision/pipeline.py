@@ -315,6 +315,7 @@ class Pipeline:
             watch.lap("unboxed")
         if self.cfg.rest:
             scene, fits = rest_pieces(scene, fits)
+            watch.lap("rest")
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, self.projector(frame.intrinsics))
         watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
