@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from perception_helpers import doubts_of, one_box, perceive_one_frame, render_table
+
 from zendo.build import Spec, flat, nested_lying
 
 TOWARDS_CAMERA = 90.0  # the camera stands on the -y side: a ray heading +y shows its base
