@@ -165,9 +165,8 @@ def edge_doubts(scene: Scene, project: Callable[[np.ndarray], np.ndarray], shape
 
 
 def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts, table_pts: np.ndarray,
-                 valid: np.ndarray, project: Callable[[np.ndarray], np.ndarray] | None = None) -> list[dict]:
-    """Every doubt about one perceived frame, as plain dicts (zendo.doubts); edge doubts need
-    `project` (table millimetres -> image pixels)."""
-    edge = edge_doubts(scene, project, valid.shape) if project is not None else []
+                 valid: np.ndarray, project: Callable[[np.ndarray], np.ndarray]) -> list[dict]:
+    """Every doubt about one perceived frame, as plain dicts (zendo.doubts). `project`: table
+    millimetres -> image pixels (where the picture ends, for the edge doubt)."""
     return (class_doubts(fits, verdicts) + absent_doubts(fits) + covers(scene.pieces) + misfit_doubts(fits)
-            + missed_doubts(scene, detections, table_pts, valid) + edge)
+            + missed_doubts(scene, detections, table_pts, valid) + edge_doubts(scene, project, valid.shape))

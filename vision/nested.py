@@ -75,27 +75,27 @@ def find_nested(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         return scene, fits, detections, verdicts
     probe = Detections(np.stack([b for _, _, b in cands]), np.zeros(len(cands), int), np.ones(len(cands), np.float32))
     read = classifier.verdicts(frame, table, probe, heights)
-    best: dict[int, tuple[float, object, np.ndarray, object, str]] = {}
+    best: dict[int, tuple] = {}  # outer index -> (inner piece, its base's box, verdict, colour)
     for (i, q, box), v in zip(cands, read):
         if v is None or v.class_id >= len(PYRAMID_CLASSES) or v.confidence < MIN_P:
             continue
         color, size = PYRAMID_CLASSES[v.class_id].split("_")
         if size != q.size or color == scene.pieces[i].color:
             continue
-        if i not in best or v.confidence > best[i][0]:
-            best[i] = (v.confidence, q, box, v, color)
+        if i not in best or v.confidence > best[i][2].confidence:
+            best[i] = (q, box, v, color)
     if not best:
         return scene, fits, detections, verdicts
     pieces, fits = list(scene.pieces), list(fits)
     verdicts = list(verdicts) if verdicts is not None else [None] * len(detections)
     for i in sorted(best):
-        p_read, q, box, v, color = best[i]
+        q, box, v, color = best[i]
         outer = fits[i]
         piece = replace(q, id=next_piece_id(pieces), color=color)
         k = len(detections)
-        detections = detections.plus(box, f"{color}_{q.size}", p_read)
+        detections = detections.plus(box, f"{color}_{q.size}", v.confidence)
         verdicts.append(v)
         pieces.append(piece)
         # no depth points of its own (the outer's walls hide it): its pose is the outer's cavity's
-        fits.append(PieceFit(piece, outer.rms_mm, 0, outer.free_space, "nested", float(p_read), k))
+        fits.append(PieceFit(piece, outer.rms_mm, 0, outer.free_space, "nested", float(v.confidence), k))
     return scene_with(scene, pieces, fits), fits, detections, verdicts

@@ -289,6 +289,7 @@ class Pipeline:
         watch.lap("detect")
         verdicts = None
         heights = height_map(frame, table)  # every stage below reads it: computed once
+        project = self.projector(frame.intrinsics)
         if self.classifier is not None:
             det, verdicts = self.classifier.refine(frame, table, det, heights)
             watch.lap("classify")
@@ -305,8 +306,8 @@ class Pipeline:
             stage_doubts += found
             watch.lap("towers")
         if self.cfg.nested:
-            scene, fits, det, verdicts = find_nested(frame, scene, fits, det, verdicts, heights, table,
-                                                     self.projector(frame.intrinsics), self.classifier)
+            scene, fits, det, verdicts = find_nested(frame, scene, fits, det, verdicts, heights, table, project,
+                                                     self.classifier)
             watch.lap("nested")
         if self.cfg.unboxed:
             scene, fits, det, verdicts, found = read_blobs(frame, scene, fits, det, verdicts, heights, table,
@@ -316,7 +317,7 @@ class Pipeline:
         if self.cfg.rest:
             scene, fits = rest_pieces(scene, fits)
             watch.lap("rest")
-        scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, self.projector(frame.intrinsics))
+        scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project)
         watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
         watch.lap("track")

@@ -730,8 +730,8 @@ def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG) -> Piece:
     Why: a pyramid on a flat table rests on its base (upright) or on a face (flat) unless another
     piece holds it tilted, and then it leans by 20 degrees or more (on the synthetic tables every
     leaning piece on the table did); a fit a few degrees off, from stereo noise or a neighbour's
-    points, otherwise reads as "weird" near the 10-degree boundary. Turned about its centroid,
-    then set down so its lowest corner touches the table."""
+    points, otherwise reads as "weird" near the 10-degree boundary. Turned about the mean of its
+    corners, then set down so its lowest corner touches the table."""
     v = piece.vertices
     if float(v[:, 2].min()) > REST_GROUNDED_MM:
         return piece

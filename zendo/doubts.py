@@ -145,9 +145,8 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         rest = [q for q in pieces if q.id != p.id]
         if rest:
             yield rest
-        x, y = float(p.origin[0]), float(p.origin[1])
-        for size, color in product(SIZES, RAINBOW_COLORS):
-            yield rest + [Piece(p.id, color, size, (x, y, 0.0))]
+        for q in _any_piece_standing(p.id, p.origin):
+            yield rest + [q]
     elif kind == "stacked":
         p = by_id.get(doubt["piece"])
         if p is None:
@@ -172,8 +171,15 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         if kind == "misfit" and doubt["piece"] not in by_id:
             return
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
-        for size, color in product(SIZES, RAINBOW_COLORS):
-            yield list(pieces) + [Piece(f"m{round(x)}_{round(y)}", color, size, (x, y, 0.0))]
+        for q in _any_piece_standing(f"m{round(x)}_{round(y)}", (x, y)):
+            yield list(pieces) + [q]
+
+
+def _any_piece_standing(pid: str, xy) -> Iterator[Piece]:
+    """A piece of each size and colour standing upright at xy on the table."""
+    x, y = float(xy[0]), float(xy[1])
+    for size, color in product(SIZES, RAINBOW_COLORS):
+        yield Piece(pid, color, size, (x, y, 0.0))
 
 
 def beyond(p: Piece, toward: Sequence[float]) -> list[Piece]:
@@ -183,22 +189,18 @@ def beyond(p: Piece, toward: Sequence[float]) -> list[Piece]:
     u = np.array([float(toward[0]), float(toward[1]), 0.0])
     u /= max(float(np.linalg.norm(u)), 1e-9)
     heading = float(np.degrees(np.arctan2(u[1], u[0])))
-    out = []
-    for size in SIZES:
-        spec = Spec(f"{p.id}-beyond", "red", size)
-        for gap, make in ((-TOUCH_INTO_MM, lambda xy: upright(spec, xy)),
-                          (BEYOND_APART_MM, lambda xy: upright(spec, xy)),
-                          (BEYOND_APART_MM, lambda xy: flat(spec, xy, heading + 180.0)),
-                          (BEYOND_APART_MM, lambda xy: flat(spec, xy, heading))):
-            out.append(_at_gap(p, make, u, gap))
-    return out
+    # (gap to p, heading of a lying piece's ray; None: upright)
+    placements = ((-TOUCH_INTO_MM, None), (BEYOND_APART_MM, None),
+                  (BEYOND_APART_MM, heading + 180.0), (BEYOND_APART_MM, heading))
+    return [_at_gap(p, Spec(f"{p.id}-beyond", "red", size), lying, u, gap)
+            for size in SIZES for gap, lying in placements]
 
 
-def _at_gap(p: Piece, make: Callable[[tuple], Piece], u: np.ndarray, gap: float) -> Piece:
-    """make(xy) slid along u until its solid is `gap` from p's (a few secant steps: the distance
-    changes almost linearly along a direction away from p)."""
-    reach = p.dims.half * 1.5 + 25.0
-    q = make(tuple(p.origin[:2] + u[:2] * reach))
+def _at_gap(p: Piece, spec: Spec, lying: float | None, u: np.ndarray, gap: float) -> Piece:
+    """`spec` upright (lying with its ray along `lying` degrees) slid along u until its solid is
+    `gap` from p's (a few secant steps: the distance changes almost linearly away from p)."""
+    xy = tuple(p.origin[:2] + u[:2] * (p.dims.half * 1.5 + 25.0))
+    q = upright(spec, xy) if lying is None else flat(spec, xy, lying)
     for _ in range(4):
         err = gap - solid_distance(p, q)
         if abs(err) < 0.05:
