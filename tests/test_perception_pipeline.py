@@ -305,3 +305,34 @@ def test_a_piece_lying_across_the_tips_of_upright_ones_is_fitted_lying_where_it_
     assert len(got) == 1
     assert orientation(got[0], RelationsConfig()).value == "flat"
     assert np.degrees(np.arccos(np.clip(got[0].axis @ top.axis, -1, 1))) < 10.0
+
+
+def test_training_from_weights_goes_on_from_them(table, tmp_path):
+    """Fine-tuning starts from the given weights, not from a fresh network (Ultralytics 8.4
+    throws a loaded .pt's weights away unless told it is pretrained): after one short epoch the
+    first convolution is still the committed model's, not a random one."""
+    import torch
+
+    from vision.detect import DEFAULT_WEIGHTS, train
+    from vision.trainset import materialise
+
+    _, r, _ = table
+    import cv2
+
+    for split in ("train", "val"):
+        (tmp_path / "images" / split).mkdir(parents=True)
+        (tmp_path / "labels_detect" / split).mkdir(parents=True)
+        cv2.imwrite(str(tmp_path / "images" / split / "a.jpg"), r.color[..., ::-1])
+        (tmp_path / "labels_detect" / split / "a.txt").write_text("")
+    yaml = materialise(tmp_path, "detect")
+    out = train(yaml, task="detect", model=str(DEFAULT_WEIGHTS), epochs=1, imgsz=160, batch=2, device="cpu",
+                workers=0, project=tmp_path / "runs", out=tmp_path / "w.pt", lr0=1e-6, optimizer="SGD",
+                warmup_epochs=0)
+
+    def first_conv(path):
+        m = torch.load(path, map_location="cpu", weights_only=False)
+        m = m.get("ema") or m["model"]
+        return next(p for p in m.parameters() if p.ndim == 4).detach().float()
+
+    start, after = first_conv(DEFAULT_WEIGHTS), first_conv(out)
+    assert torch.allclose(start, after, atol=1e-3)

@@ -116,32 +116,44 @@ def train_data(out: str, n_train: int, n_val: int, seed: int, workers: int, jpeg
 
 
 @click.command()
-@click.option("--data", required=True, type=click.Path(exists=True, file_okay=False), help="From `zendo train-data`.")
+@click.option("--data", required=True, multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="From `zendo train-data` (repeat to join several).")
 @click.option("--task", type=click.Choice(["detect", "pose", "segment"]), default="detect")
 @click.option("--epochs", type=click.IntRange(min=1), default=60)
 @click.option("--hours", type=click.FloatRange(min=0, min_open=True), default=None, help="Train for this long instead of --epochs.")
 @click.option("--imgsz", type=click.IntRange(32, 4096), default=640)
+@click.option("--crop", type=click.IntRange(32, 4096), default=None,
+              help="Train on tiles of this size cut from the frames at native scale (detect; cheap on a CPU).")
+@click.option("--from", "start", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Go on from these weights (fine-tuning) instead of from scratch.")
 @click.option("--batch", type=click.IntRange(min=1), default=16)
 @click.option("--device", default=None)
 @click.option("--fraction", type=click.FloatRange(0, 1, min_open=True), default=1.0, help="Use this share of the training images.")
 @click.option("--out", default="models/zendo-yolo.pt")
 @click.option("--project", default="runs/zendo")
-def train(data: str, task: str, epochs: int, hours: float | None, imgsz: int, batch: int, device: str | None,
-          fraction: float, out: str, project: str) -> None:
-    """Train the detector from scratch, offline (GPU when there is one)."""
+def train(data: tuple[str, ...], task: str, epochs: int, hours: float | None, imgsz: int, crop: int | None,
+          start: str | None, batch: int, device: str | None, fraction: float, out: str, project: str) -> None:
+    """Train the detector offline (GPU when there is one), from scratch or from --from weights."""
     from zendo.cli import UserError
 
     from .detect import _main
 
-    if not any((Path(data) / "images" / "train").glob("*.jpg")):
-        raise UserError(f"{data}: not a training set (no images/train/*.jpg; make one with `zendo train-data`)")
-    args = ["train", "--data", data, "--task", task, "--epochs", str(epochs), "--imgsz", str(imgsz),
+    for d in data:
+        if not any((Path(d) / "images" / "train").glob("*.jpg")):
+            raise UserError(f"{d}: not a training set (no images/train/*.jpg; make one with `zendo train-data`)")
+    if crop and task != "detect":
+        raise UserError(f"--crop: tiles are for the detect task, not {task}")
+    args = ["train", *[a for d in data for a in ("--data", d)], "--task", task, "--epochs", str(epochs), "--imgsz", str(imgsz),
             "--batch", str(batch), "--fraction", str(fraction), "--out", out, "--project", project,
             "--workers", "2"]
     if hours:
         args += ["--hours", str(hours)]
     if device:
         args += ["--device", device]
+    if crop:
+        args += ["--crop", str(crop)]
+    if start:
+        args += ["--model", start]
     _main(args)
 
 

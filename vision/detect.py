@@ -196,19 +196,22 @@ def from_ultralytics(res) -> Detections:
 def train(data_yaml: str | Path, *, task: str = "pose", model: str = "yolo11n", epochs: int = 60, imgsz: int = 640,
           batch: int = 32, device: str | None = None, workers: int = 8, project: str | Path = "runs/zendo",
           name: str = "train", seed: int = 0, fraction: float = 1.0, out: str | Path | None = None, **extra) -> Path:
-    """Train from scratch (built from yaml: nothing is downloaded) and copy best.pt to `out`.
+    """Train from scratch (built from yaml: nothing is downloaded), or go on from a .pt of our
+    own, and copy best.pt to `out`.
 
     Why from scratch: offline machines cannot fetch pretrained weights, and the synthetic domain
     is narrow (18 classes of simple solids on a table), so a nano model learns it quickly.
     """
     YOLO = _yolo()
     suffix = {"detect": "", "pose": "-pose", "segment": "-seg"}[task]
-    # a .pt continues training from those weights (fine-tuning on new data); a name builds from yaml
-    net = YOLO(model, task=task) if str(model).endswith(".pt") else YOLO(f"{model}{suffix}.yaml", task=task)
+    # a .pt continues training from those weights (fine-tuning on new data); a name builds from
+    # yaml. Ultralytics 8.4 throws a loaded .pt's weights away unless pretrained is true.
+    going_on = str(model).endswith(".pt")
+    net = YOLO(model, task=task) if going_on else YOLO(f"{model}{suffix}.yaml", task=task)
     device = device if device is not None else ("0" if _cuda() else "cpu")
     net.train(data=str(data_yaml), epochs=epochs, imgsz=imgsz, batch=batch, device=device, workers=workers,
               project=str(Path(project).resolve()), name=name, exist_ok=True, seed=seed, amp=False, plots=False,
-              pretrained=False, fraction=fraction, verbose=False, **extra)
+              pretrained=going_on, fraction=fraction, verbose=False, **extra)
     best = Path(net.trainer.best)
     if not best.is_file():
         best = Path(net.trainer.last)
@@ -230,12 +233,14 @@ def _main(argv: list[str] | None = None) -> None:
 
     ap = argparse.ArgumentParser(prog="python -m vision.detect")
     ap.add_argument("command", choices=["train"])
-    ap.add_argument("--data", required=True, help="a folder written by vision.trainset.write_training_set")
+    ap.add_argument("--data", required=True, action="append",
+                    help="a folder written by vision.trainset.write_training_set (repeat to join several)")
     ap.add_argument("--task", default="pose", choices=["detect", "pose", "segment"])
-    ap.add_argument("--model", default="yolo11n")
+    ap.add_argument("--model", default="yolo11n", help="a model name (from scratch) or a .pt to go on from")
     ap.add_argument("--epochs", type=int, default=60)
     ap.add_argument("--hours", type=float, default=None, help="train for this long instead (overrides epochs)")
     ap.add_argument("--imgsz", type=int, default=640)
+    ap.add_argument("--crop", type=int, default=None, help="train on tiles of this size at native scale (detect)")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument("--device", default=None)
@@ -245,7 +250,10 @@ def _main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cache", default=None, choices=[None, "ram", "disk"], help="cache decoded images")
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="other Ultralytics train arguments")
     a = ap.parse_args(argv)
-    yaml = materialise(a.data, a.task, Path(a.project) / f"data_{a.task}")
+    dest = Path(a.project) / (f"data_{a.task}_crop{a.crop}" if a.crop else f"data_{a.task}")
+    for root in a.data:
+        yaml = materialise(root, a.task, dest, crop=a.crop)
+    imgsz = a.crop or a.imgsz
     extra = {"time": a.hours} if a.hours else {}
     if a.cache:
         extra["cache"] = a.cache
@@ -255,7 +263,7 @@ def _main(argv: list[str] | None = None) -> None:
             extra[k] = json.loads(v)
         except json.JSONDecodeError:
             extra[k] = v
-    out = train(yaml, task=a.task, model=a.model, epochs=a.epochs, imgsz=a.imgsz, batch=a.batch, device=a.device,
+    out = train(yaml, task=a.task, model=a.model, epochs=a.epochs, imgsz=imgsz, batch=a.batch, device=a.device,
                 workers=a.workers, project=a.project, name=a.task, fraction=a.fraction, out=a.out, **extra)
     print(json.dumps({"weights": str(out), "task": a.task}))
 

@@ -118,10 +118,17 @@ def write_training_set(out: str | Path, n_train: int, n_val: int, seed: int, *, 
     return out
 
 
-def materialise(root: str | Path, task: str, dest: str | Path | None = None) -> Path:
-    """Arrange images + one task's labels the way Ultralytics reads them; return data.yaml."""
+def materialise(root: str | Path, task: str, dest: str | Path | None = None, crop: int | None = None) -> Path:
+    """Arrange images + one task's labels the way Ultralytics reads them; return data.yaml.
+    With `crop`, the frames are cut into crop x crop tiles instead (detect task only)."""
     root = Path(root)
     dest = Path(dest) if dest else root / f"yolo_{task}"
+    if crop:
+        if task != "detect":
+            raise ValueError("cropped training sets are made for the detect task only")
+        for split in ("train", "val"):
+            write_crops(root, split, dest, crop)
+        return _data_yaml(dest, task)
     for split in ("train", "val"):
         (dest / "images" / split).mkdir(parents=True, exist_ok=True)
         (dest / "labels" / split).mkdir(parents=True, exist_ok=True)
@@ -142,6 +149,10 @@ def materialise(root: str | Path, task: str, dest: str | Path | None = None) -> 
             continue
         for lab in source.glob("*.txt"):
             shutil.copyfile(lab, dest / "labels" / split / lab.name)
+    return _data_yaml(dest, task)
+
+
+def _data_yaml(dest: Path, task: str) -> Path:
     lines = [f"path: {dest.resolve()}", "train: images/train", "val: images/val", "names:"]
     lines += [f"  {i}: {n}" for i, n in enumerate(CLASS_NAMES)]
     if task == "pose":
@@ -150,3 +161,69 @@ def materialise(root: str | Path, task: str, dest: str | Path | None = None) -> 
     yaml = dest / "data.yaml"
     yaml.write_text("\n".join(lines) + "\n")
     return yaml
+
+
+# Tiles keep a box cut by their border when this much of it (by area) is inside, or this many
+# square pixels: a piece half out of the picture is still a piece to find, but a sliver of a few
+# pixels is not something to ask the network for.
+CROP_KEEP_SHARE = 0.3
+CROP_KEEP_PX2 = 150.0
+
+
+def tile_origins(length: int, size: int) -> list[int]:
+    """Where tiles of `size` start so that they cover [0, length) with equal overlaps."""
+    if length <= size:
+        return [0]
+    n = -(-length // size)
+    return [round(i * (length - size) / (n - 1)) for i in range(n)]
+
+
+def crop_boxes(rows: list[tuple[int, float, float, float, float]], x0: int, y0: int, size: int
+               ) -> list[tuple[int, float, float, float, float]]:
+    """Pixel boxes (class, x0, y0, x1, y1) of a frame -> those of the tile at (x0, y0), in tile pixels."""
+    out = []
+    for c, a0, b0, a1, b1 in rows:
+        u0, v0 = max(a0, x0) - x0, max(b0, y0) - y0
+        u1, v1 = min(a1, x0 + size) - x0, min(b1, y0 + size) - y0
+        if u1 <= u0 or v1 <= v0:
+            continue
+        area, whole = (u1 - u0) * (v1 - v0), (a1 - a0) * (b1 - b0)
+        if area >= CROP_KEEP_PX2 or area >= CROP_KEEP_SHARE * whole:
+            out.append((c, u0, v0, u1, v1))
+    return out
+
+
+def write_crops(root: Path, split: str, dest: Path, size: int) -> int:
+    """Cut every frame of a split into tiles at native scale, with their detect labels.
+
+    Why: the pieces are 15-40 px, so training must not shrink frames; training on tiles of full
+    frames keeps every piece's pixel size while the network sees a quarter of the pixels per
+    step, which makes training on a CPU several times cheaper. The detector is fully
+    convolutional, so weights trained on tiles predict on whole frames unchanged."""
+    import cv2
+
+    (dest / "images" / split).mkdir(parents=True, exist_ok=True)
+    (dest / "labels" / split).mkdir(parents=True, exist_ok=True)
+    n = 0
+    for img_path in sorted((root / "images" / split).glob("*.jpg")):
+        img = cv2.imread(str(img_path))
+        if img is None:
+            raise ValueError(f"{img_path}: not a readable image")
+        h, w = img.shape[:2]
+        rows = []
+        lab = root / "labels_detect" / split / f"{img_path.stem}.txt"
+        for line in lab.read_text().splitlines() if lab.is_file() else []:
+            c, cx, cy, bw, bh = line.split()[:5]
+            cx, cy, bw, bh = float(cx) * w, float(cy) * h, float(bw) * w, float(bh) * h
+            rows.append((int(c), cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2))
+        for y0 in tile_origins(h, size):
+            for x0 in tile_origins(w, size):
+                name = f"{img_path.stem}_{x0}_{y0}"
+                cv2.imwrite(str(dest / "images" / split / f"{name}.jpg"), img[y0:y0 + size, x0:x0 + size],
+                            [cv2.IMWRITE_JPEG_QUALITY, 95])
+                tw, th = min(size, w - x0), min(size, h - y0)
+                text = [f"{c} {(u0 + u1) / 2 / tw:.6f} {(v0 + v1) / 2 / th:.6f} {(u1 - u0) / tw:.6f} {(v1 - v0) / th:.6f}"
+                        for c, u0, v0, u1, v1 in crop_boxes(rows, x0, y0, size)]
+                (dest / "labels" / split / f"{name}.txt").write_text("\n".join(text) + ("\n" if text else ""))
+                n += 1
+    return n
