@@ -213,24 +213,29 @@ def test_relation_accuracy_is_told_predicate_by_predicate():
                   "touching": {"scored": 3, "accuracy_pct": 66.67}}
 
 
+def _one_frame_set(root: Path, rgb: np.ndarray, rows: list[str]) -> Path:
+    """A training set (`zendo train-data` layout) of one frame, in both splits, with these labels."""
+    import cv2
+
+    for split in ("train", "val"):
+        (root / "images" / split).mkdir(parents=True)
+        (root / "labels_detect" / split).mkdir(parents=True)
+        cv2.imwrite(str(root / "images" / split / "a.jpg"), rgb[..., ::-1])
+        (root / "labels_detect" / split / "a.txt").write_text("".join(f"{r}\n" for r in rows))
+    return root
+
+
 def test_train_runs_one_epoch_offline(table, tmp_path):
     """The smoke test CI may run: one epoch on two images, tiny size, from yaml (no download)."""
     from vision.detect import train
     from vision.trainset import materialise
 
     _, r, _ = table
-    import cv2
-
-    for split in ("train", "val"):
-        (tmp_path / "images" / split).mkdir(parents=True)
-        (tmp_path / "labels_detect" / split).mkdir(parents=True)
-        cv2.imwrite(str(tmp_path / "images" / split / "a.jpg"), r.color[..., ::-1])
-        h, w = r.depth.shape
-        rows = [f"{o.class_id} {(o.box[0] + o.box[2]) / 2 / w:.5f} {(o.box[1] + o.box[3]) / 2 / h:.5f} "
-                f"{(o.box[2] - o.box[0]) / w:.5f} {(o.box[3] - o.box[1]) / h:.5f}"
-                for o in r.objects if o.box is not None]
-        (tmp_path / "labels_detect" / split / "a.txt").write_text("\n".join(rows) + "\n")
-    yaml = materialise(tmp_path, "detect")
+    h, w = r.depth.shape
+    rows = [f"{o.class_id} {(o.box[0] + o.box[2]) / 2 / w:.5f} {(o.box[1] + o.box[3]) / 2 / h:.5f} "
+            f"{(o.box[2] - o.box[0]) / w:.5f} {(o.box[3] - o.box[1]) / h:.5f}"
+            for o in r.objects if o.box is not None]
+    yaml = materialise(_one_frame_set(tmp_path, r.color, rows), "detect")
     out = train(yaml, task="detect", epochs=1, imgsz=160, batch=2, device="cpu", workers=0,
                 project=tmp_path / "runs", out=tmp_path / "w.pt")
     assert Path(out).is_file() and Path(out).stat().st_size > 1e5
@@ -332,14 +337,7 @@ def test_training_from_weights_goes_on_from_them(table, tmp_path):
     from vision.trainset import materialise
 
     _, r, _ = table
-    import cv2
-
-    for split in ("train", "val"):
-        (tmp_path / "images" / split).mkdir(parents=True)
-        (tmp_path / "labels_detect" / split).mkdir(parents=True)
-        cv2.imwrite(str(tmp_path / "images" / split / "a.jpg"), r.color[..., ::-1])
-        (tmp_path / "labels_detect" / split / "a.txt").write_text("")
-    yaml = materialise(tmp_path, "detect")
+    yaml = materialise(_one_frame_set(tmp_path, r.color, []), "detect")
     out = train(yaml, task="detect", model=str(DEFAULT_WEIGHTS), epochs=1, imgsz=160, batch=2, device="cpu",
                 workers=0, project=tmp_path / "runs", out=tmp_path / "w.pt", lr0=1e-6, optimizer="SGD",
                 warmup_epochs=0)
