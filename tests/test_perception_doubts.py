@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from zendo.build import Spec, flat, upright
-from zendo.doubts import alternatives, covers, describe, doubt_key, doubts_for
+from zendo.doubts import JOIN_MM, alternatives, covers, describe, doubt_key, doubts_for, joined
 from zendo.relations import RelationsConfig, koan_facts
 from zendo.rules import mark_perceived, parse_rule
 from zendo.scene import Piece, Scene
@@ -240,6 +240,43 @@ def test_a_koan_that_may_go_on_out_of_view_makes_a_count_mark_a_judgment_call():
 def test_an_edge_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     m = judged("it contains at least one blue piece", [lone("blue")], [{"kind": "edge", "piece": "p1", "toward": [1.0, 0.0]}])
     assert m.mark == "white" and not m.judgment_call
+
+
+# ----------------------------------------------------------------------------- joined
+
+
+def _two_koans(gap_between_footprints: float):
+    """Two upright medium pieces whose solids stand `gap_between_footprints` mm apart."""
+    a = upright(Spec("p1", "blue", "medium"), (0.0, 0.0), 0)
+    half = float(np.abs(a.vertices[:4, 0]).max())
+    return [a, upright(Spec("p2", "red", "medium"), (2 * half + gap_between_footprints, 0.0), 0)]
+
+
+def test_koans_a_little_farther_apart_than_the_koan_gap_may_be_one_koan():
+    pieces = _two_koans(30.0)
+    ds = joined(pieces)
+    assert sorted((d["piece"], [q["id"] for q in d["with"]]) for d in ds) == [("p1", ["p2"]), ("p2", ["p1"])]
+    assert all(abs(d["gap_mm"] - 30.0) < 0.5 for d in ds)
+
+
+def test_koans_set_well_apart_are_not_joined():
+    assert joined(_two_koans(JOIN_MM + 5.0)) == []
+    assert joined(_two_koans(10.0)) == []  # within the koan gap: already one koan, nothing to doubt
+
+
+def test_a_koan_that_may_be_joined_to_its_neighbour_makes_a_count_mark_a_judgment_call():
+    a, b = _two_koans(30.0)
+    d = next(d for d in joined([a, b]) if d["piece"] == "p1")
+    assert [[q.id for q in alt] for alt in alternatives([a], d)] == [["p1", "p2"]]
+    m = judged("it contains exactly one piece", [a], [d])
+    assert m.mark == "white" and m.judgment_call
+    assert m.doubts[0]["text"] == "p1's koan stands 30 mm from p2: a piece unseen between them would make them one koan"
+
+
+def test_a_joined_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
+    a, b = _two_koans(30.0)
+    d = next(d for d in joined([a, b]) if d["piece"] == "p1")
+    assert not judged("it contains at least one blue piece", [a], [d]).judgment_call
 
 
 # ----------------------------------------------------------------------------- the Master's word

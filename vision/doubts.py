@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from zendo.doubts import covers
+from zendo.doubts import covers, joined
 from zendo.koans import KOAN_GAP_MM
 from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Scene
@@ -169,4 +169,5 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     """Every doubt about one perceived frame, as plain dicts (zendo.doubts). `project`: table
     millimetres -> image pixels (where the picture ends, for the edge doubt)."""
     return (class_doubts(fits, verdicts) + absent_doubts(fits) + covers(scene.pieces) + misfit_doubts(fits)
-            + missed_doubts(scene, detections, table_pts, valid) + edge_doubts(scene, project, valid.shape))
+            + missed_doubts(scene, detections, table_pts, valid) + edge_doubts(scene, project, valid.shape)
+            + joined(scene.pieces))

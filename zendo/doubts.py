@@ -17,7 +17,9 @@ alternative koan:
 - "misfit": a piece's fit explains its depth poorly, so another piece may stand there (two
   pieces read as one, a piece across others, a tower read short);
 - "edge": a piece is so near the picture's edge that its koan may go on out of view (a piece
-  there, within the koan gap, is never seen).
+  there, within the koan gap, is never seen);
+- "joined": another koan stands only a little farther than the koan gap away, so one piece the
+  camera missed between them (or a few millimetres of pose error) would make the two one koan.
 
 A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`); the
 Master then hears which doubt it rests on and can settle it ("nothing is under p3") like any
@@ -42,19 +44,23 @@ from .pieces import (
     inner_planes,
     outer_vertices,
 )
-from .scene import Piece
-from .shapes import solid_distance
+from .koans import KOAN_GAP_MM, split_koans
+from .scene import Piece, Scene, piece_from_dict
+from .shapes import near_pairs, solid_distance
 
-DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge", "misfit")
+DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge", "misfit", "joined")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
+JOIN_MM = 40.0  # koans closer than this (solid to solid) may be one: see `joined`
 
 
 def doubt_key(d: Mapping) -> tuple:
     """A doubt's identity (for the Master's rulings, so all names): its kind and the piece or place."""
     if d["kind"] == "missed":
         return ("missed",) + tuple(f"{float(v):.0f}" for v in d["at"][:2])
+    if d["kind"] == "joined":
+        return ("joined", d["piece"], min(q["id"] for q in d["with"]))
     return (d["kind"], d["piece"])
 
 
@@ -73,6 +79,9 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']} fits its depth poorly: another piece may stand there"
     if k == "edge":
         return f"{d['piece']} is at the picture's edge: its koan may go on out of view"
+    if k == "joined":
+        ids = ", ".join(q["id"] for q in d["with"])
+        return f"{d['piece']}'s koan stands {d['gap_mm']:.0f} mm from {ids}: a piece unseen between them would make them one koan"
     if k == "stacked":
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
     return f"an unseen piece may stand at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm"
@@ -167,12 +176,41 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         for q in beyond(p, doubt["toward"]):
             for c in RAINBOW_COLORS:
                 yield list(pieces) + [replace(q, color=c)]
+    elif kind == "joined":
+        if doubt["piece"] in by_id:
+            yield list(pieces) + [q for q in map(piece_from_dict, doubt["with"]) if q.id not in by_id]
     elif kind in ("missed", "misfit"):
         if kind == "misfit" and doubt["piece"] not in by_id:
             return
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         for q in _any_piece_standing(f"m{round(x)}_{round(y)}", (x, y)):
             yield list(pieces) + [q]
+
+
+def joined(pieces: Sequence[Piece], within_mm: float = JOIN_MM, gap_mm: float = KOAN_GAP_MM) -> list[dict]:
+    """A "joined" doubt for each koan and each other koan within `within_mm` of it (solid to
+    solid; koans are split at `gap_mm`): on the koan's piece nearest the other, carrying the
+    other koan's pieces, since its alternative is the two marked as one. Why: a koan whose middle
+    piece the camera missed reads as two; koans set out properly stand well apart (the synthetic
+    tables: 45 mm), so two this close are worth the Master's eye."""
+    koans = split_koans(Scene(tuple(pieces)), gap_mm)
+    koan_of = {pid: n for n, k in enumerate(koans) for pid in k.piece_ids}
+    nearest: dict[tuple[int, int], tuple[float, Piece]] = {}  # (koan, other koan) -> (gap, koan's piece)
+    for i, j in near_pairs(pieces, within_mm):
+        a, b = pieces[i], pieces[j]
+        ka, kb = koan_of[a.id], koan_of[b.id]
+        if ka == kb:
+            continue
+        d = solid_distance(a, b)
+        if d > within_mm:
+            continue
+        for key, mine in (((ka, kb), a), ((kb, ka), b)):
+            if key not in nearest or d < nearest[key][0]:
+                nearest[key] = (d, mine)
+    by_id = {p.id: p for p in pieces}
+    return [{"kind": "joined", "piece": mine.id, "gap_mm": round(float(d), 1),
+             "with": [by_id[q].to_dict() for q in koans[other].piece_ids]}
+            for (_, other), (d, mine) in sorted(nearest.items(), key=lambda kv: kv[0])]
 
 
 def _any_piece_standing(pid: str, xy) -> Iterator[Piece]:

@@ -171,6 +171,11 @@ def _piece_from(obj: Any, index: int) -> Piece:
     return Piece(pid, color, size, position, rotation)
 
 
+def piece_from_dict(obj: Any) -> Piece:
+    """One piece of a zendo-scene/1 document (a doubt carries its koan's neighbours so)."""
+    return _piece_from(obj, 0)
+
+
 def _stone_from(obj: Any, index: int) -> Stone:
     if not isinstance(obj, dict):
         raise SceneError(f"stones[{index}] is not an object")
