@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from zendo.build import Spec, flat, upright
-from zendo.doubts import JOIN_MM, alternatives, covers, describe, doubt_key, doubts_for, joined
+from zendo.doubts import JOIN_MM, alternatives, covers, describe, doubt_key, doubts_for, joined, renamed
 from zendo.relations import RelationsConfig, koan_facts
 from zendo.rules import mark_perceived, parse_rule
 from zendo.scene import Piece, Scene
@@ -277,6 +277,14 @@ def test_a_joined_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     a, b = _two_koans(30.0)
     d = next(d for d in joined([a, b]) if d["piece"] == "p1")
     assert not judged("it contains at least one blue piece", [a], [d]).judgment_call
+
+
+def test_a_joined_doubt_renamed_to_the_tracks_names_its_other_koan_by_them_too():
+    a, b = _two_koans(30.0)
+    d = renamed(next(d for d in joined([a, b]) if d["piece"] == "p1"), {"p1": "p7", "p2": "p1"})
+    assert d["piece"] == "p7" and [q["id"] for q in d["with"]] == ["p1"]
+    # the other koan's piece is not taken for the koan's own one that had its old name
+    assert [[q.id for q in alt] for alt in alternatives([replace(a, id="p7")], d)] == [["p7", "p1"]]
 
 
 # ----------------------------------------------------------------------------- the Master's word

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zendo.doubts import DOUBT_KINDS, doubts_for
+from zendo.doubts import DOUBT_KINDS, doubts_for, renamed
 from zendo.facts import PERCEPTION_BAND
 from zendo.pieces import solid_centroid
 from zendo.scene import Piece, Scene, scene_from_dict
@@ -98,9 +98,7 @@ def _doubts_renamed(doubts: list[dict], id_map: dict, T: np.ndarray | None = Non
     """Perceived doubts renamed to the scored pieces' ids; with T, their places moved by it."""
     out = []
     for d in doubts:
-        d = dict(d)
-        if "piece" in d:
-            d["piece"] = id_map.get(d["piece"], d["piece"])
+        d = renamed(d, id_map)
         if T is not None and "at" in d:
             x, y = d["at"][:2]
             d["at"] = [float(v) for v in (T[:3, :3] @ np.array([x, y, 0.0]) + T[:3, 3])[:2]]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from zendo.doubts import renamed
 from zendo.geometry import matrix_to_quat, quat_to_matrix
 from zendo.scene import Piece, Scene, Stone
 
@@ -115,8 +116,7 @@ def _renamed(extra: dict, ids: dict[str, str]) -> dict:
     if "uncertain" in out:
         out["uncertain"] = [ids.get(k, k) for k in out["uncertain"]]
     if "doubts" in out:
-        out["doubts"] = [{**d, "piece": ids.get(d["piece"], d["piece"])} if "piece" in d else dict(d)
-                         for d in out["doubts"]]
+        out["doubts"] = [renamed(d, ids) for d in out["doubts"]]
     return {**extra, "perception": out}
 
 

@@ -64,6 +64,17 @@ def doubt_key(d: Mapping) -> tuple:
     return (d["kind"], d["piece"])
 
 
+def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
+    """The doubt with every piece id it names put through `ids` (a frame's ids -> a tracker's,
+    or a scorer's): its own piece, and the other koan's pieces a joined doubt carries."""
+    out = dict(d)
+    if "piece" in out:
+        out["piece"] = ids.get(out["piece"], out["piece"])
+    if "with" in out:
+        out["with"] = [{**q, "id": ids.get(q["id"], q["id"])} for q in out["with"]]
+    return out
+
+
 def describe(d: Mapping) -> str:
     """One line for the Master."""
     k = d["kind"]
