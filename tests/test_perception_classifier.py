@@ -15,8 +15,8 @@ import torch
 from click.testing import CliRunner
 
 from vision.classes import CLASS_ID
-from vision.classify import (BACKGROUND, CROP_MM, CROP_PX, DEFAULT_CLASSIFIER, N_CLASSES, ClassifierError,
-                             PieceClassifier, crops)
+from vision.classify import (BACKGROUND, CROP_MM, CROP_PX, DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_CLASSES,
+                             N_ORIENTATIONS, ClassifierError, PieceClassifier, crops)
 from vision.detect import Detections
 from zendo.build import Spec, flat, upright
 from zendo.cli import main
@@ -68,7 +68,9 @@ class FixedNet(torch.nn.Module):
         return self.rows[: len(x)]
 
 
-def classifier_saying(*classes) -> PieceClassifier:
+def classifier_saying(*classes, orientations=None) -> PieceClassifier:
+    """A classifier whose net reads `classes` (one per crop) and, given `orientations` (one
+    ORIENTATIONS index per crop), whose orientation net reads those."""
     clf = object.__new__(PieceClassifier)
     rows = []
     for c in classes:
@@ -76,6 +78,9 @@ def classifier_saying(*classes) -> PieceClassifier:
         r[c] = 5.0
         rows.append(r)
     clf.net, clf.background_p, clf.weights = FixedNet(rows), 0.6, "fixed"
+    clf.orient_net = None
+    if orientations is not None:
+        clf.orient_net = FixedNet([[5.0 if i == o else -5.0 for i in range(N_ORIENTATIONS)] for o in orientations])
     return clf
 
 
@@ -105,6 +110,35 @@ def test_a_detection_the_classifier_calls_nothing_is_dropped():
                      np.array([0.3], np.float32))
     out, verdicts = classifier_saying(BACKGROUND).refine(frame, table, det)
     assert len(out) == 0 and verdicts == []
+
+
+def test_the_orientation_net_reading_goes_with_each_detection_to_the_pose_fit():
+    frame, table = frame_and_table()
+    det = Detections(np.array([[300, 200, 340, 240], [100, 100, 120, 120]], np.float32),
+                     np.array([CLASS_ID["red_medium"], CLASS_ID["stone_white"]]), np.array([0.9, 0.8], np.float32))
+    out, verdicts = classifier_saying(CLASS_ID["red_large"], orientations=[1]).refine(frame, table, det)
+    assert np.argmax(verdicts[0].orientation) == 1 and verdicts[0].orientation[1] > 0.99
+    assert out.orientation.shape == (2, N_ORIENTATIONS)
+    assert out.orientation[0, 1] > 0.99
+    assert np.allclose(out.orientation[1], 1 / 3)  # a stone is not read: even odds, no prior
+    assert np.allclose(out[[1, 0]].orientation[1], out.orientation[0])  # selection keeps rows with boxes
+
+
+def test_without_an_orientation_net_detections_carry_no_orientation():
+    frame, table = frame_and_table()
+    det = Detections(np.array([[300, 200, 340, 240]], np.float32), np.array([CLASS_ID["red_medium"]]),
+                     np.array([0.9], np.float32))
+    out, verdicts = classifier_saying(CLASS_ID["red_large"]).refine(frame, table, det)
+    assert out.orientation is None and verdicts[0].orientation is None
+
+
+def test_merged_detections_give_a_part_nobody_read_even_odds():
+    read = Detections(np.zeros((1, 4), np.float32), np.array([0]), np.ones(1, np.float32),
+                      orientation=np.array([[0.9, 0.05, 0.05]], np.float32))
+    found = Detections(np.zeros((1, 4), np.float32), np.array([1]), np.ones(1, np.float32))
+    merged = Detections.merge([read, found])
+    assert np.allclose(merged.orientation, [[0.9, 0.05, 0.05], [1 / 3, 1 / 3, 1 / 3]])
+    assert Detections.merge([found, found]).orientation is None
 
 
 def test_missing_classifier_weights_are_one_line(tmp_path):
@@ -154,3 +188,22 @@ def test_train_classifier_runs_one_epoch_on_rendered_folders(tmp_path):
     assert doc["frames"] == 2 and doc["crops"] > 10
     clf = PieceClassifier(out)
     assert clf.probabilities(np.zeros((3, 6, CROP_PX, CROP_PX), np.uint8)).shape == (3, N_CLASSES)
+
+
+def test_train_classifier_trains_the_orientation_net_for_one_epoch(tmp_path):
+    from vision.eval import write_eval_set
+
+    data = write_eval_set(tmp_path / "ori", 2, seed=424243)
+    out = tmp_path / "orient.pt"
+    res = CliRunner().invoke(main, ["train-classifier", "--task", "orientation", "--data", str(data),
+                                    "--epochs", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output.strip().splitlines()[-1])
+    assert doc["frames"] == 2 and doc["crops"] > 10
+    p = PieceClassifier(DEFAULT_CLASSIFIER, orientation=out).orientations(np.zeros((3, 6, CROP_PX, CROP_PX), np.uint8))
+    assert p.shape == (3, N_ORIENTATIONS) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_missing_orientation_weights_are_one_line(tmp_path):
+    with pytest.raises(ClassifierError, match="no orientation weights"):
+        PieceClassifier(DEFAULT_CLASSIFIER, orientation=tmp_path / "none.pt")

@@ -371,3 +371,83 @@ def test_relations_are_scored_as_the_camera_reads_them_on_its_own_table():
     assert dict(out["rel_by"])["grounded"] and all(ok for name, ok in out["rel_by"] if name == "grounded")
     assert out["rel_ok"] == out["rel_n"] > 0
     assert min(out["pos_err"]) == pytest.approx(0.8, abs=1e-6)
+
+
+# ----------------------------------------------------------------------------- orientation prior
+
+
+def _leaning(spec: Spec, deg: float) -> Piece:
+    """A piece tipped `deg` degrees off upright about the table's x axis (weird past the band)."""
+    from zendo.geometry import matrix_to_quat
+
+    c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
+    R = np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    return Piece(spec.id, spec.color, spec.size, (0.0, 0.0, 20.0), tuple(matrix_to_quat(R)))
+
+
+@pytest.mark.parametrize("make", [lambda s: upright(s, (0, 0), 17), lambda s: flat(s, (0, 0), 75),
+                                  lambda s: _leaning(s, 5), lambda s: _leaning(s, 30), lambda s: _leaning(s, 70)])
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_a_fitted_pose_is_upright_flat_or_weird_as_the_rulebook_reads_it(make, size):
+    from vision.pose import ORIENTATIONS, orientation_index
+    from zendo.relations import RelationsConfig, orientation
+
+    p = make(Spec("a", "red", size))
+    assert ORIENTATIONS[int(orientation_index(size, p.matrix[None])[0])] == orientation(p, RelationsConfig()).value
+
+
+def test_a_pose_the_crop_calls_unlikely_pays_and_even_odds_cost_nothing():
+    from vision.pose import PoseConfig, _orient_term
+
+    cfg = PoseConfig()
+    R = np.stack([upright(Spec("a", "red", "large"), (0, 0)).matrix, flat(Spec("a", "red", "large"), (0, 0), 0).matrix])
+    sure_upright = _orient_term("large", R, np.array([0.97, 0.02, 0.01]), cfg)
+    assert sure_upright[0] < 0.02 and sure_upright[1] > 1.0
+    even = _orient_term("large", R, np.full(3, 1 / 3), cfg)
+    assert even[0] == pytest.approx(even[1])
+    assert not _orient_term("large", R, None, cfg).any()
+
+
+def test_the_orientation_read_from_the_crop_reaches_the_pose_fit(table):
+    """Depth alone fits the upright large piece upright; told firmly it lies flat, the fit
+    follows the crop. (The committed weight is soft: it decides only where depth is unsure.)"""
+    from dataclasses import replace
+
+    from calibration.plane import fit_table
+    from vision.pose import PoseConfig, estimate_poses
+    from zendo.relations import RelationsConfig, orientation
+
+    scene, r, _ = table
+    frame = Frame(r.color, r.depth, r.intrinsics, 0.0, 0)
+    cal, _ = fit_table(frame)
+    det = truth_detections(r)
+    objs = [o for o in r.objects if o.box is not None and o.class_id is not None and o.visible_px >= 12]
+    k = [o.id for o in objs].index("a")
+    told = np.full((len(det), 3), 1 / 3, np.float32)
+    told[k] = (0.001, 0.998, 0.001)
+
+    def read_a(d: Detections, weight: float) -> str:
+        pred, fits = estimate_poses(frame, d, cal, PoseConfig(orient_weight=weight))
+        p = next(f.piece for f in fits if f.detection == k)
+        return orientation(p, RelationsConfig()).value
+
+    assert read_a(det, 3.0) == "upright"
+    assert read_a(replace(det, orientation=told), 3.0) != "upright"
+
+
+def test_the_crop_tells_standing_from_lying_not_twelve_degrees_from_eight():
+    """A lying piece fitted 12 degrees off reads weird, but the crop that says "flat" does not
+    charge it as weird: near the band that is depth's call. Far past the band it does."""
+    from vision.pose import PoseConfig, _orient_term, orientation_index
+
+    lying = flat(Spec("a", "red", "large"), (0, 0), 0)
+
+    def tipped(deg: float) -> np.ndarray:
+        c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
+        return np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ lying.matrix
+
+    R = np.stack([tipped(12.0), tipped(-12.0), tipped(45.0)])
+    idx = orientation_index("large", R)
+    assert list(idx) == [2, 2, 2]  # all weird to the rulebook
+    cost = _orient_term("large", R, np.array([0.01, 0.98, 0.01]), PoseConfig())
+    assert cost[0] < 0.05 and cost[1] < 0.05 and cost[2] > 1.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
@@ -29,6 +30,8 @@ from .detect import MODELS_DIR, Detections
 log = logging.getLogger(__name__)
 
 DEFAULT_CLASSIFIER = MODELS_DIR / "zendo-cls.pt"
+DEFAULT_ORIENTATION = MODELS_DIR / "zendo-orient.pt"  # the orientation net, read from the same crops
+N_ORIENTATIONS = 3  # upright, flat, weird (vision.pose.ORIENTATIONS)
 CROP_MM = 96.0  # side of the window at the piece's depth: a large piece lying flat fits
 CROP_PX = 48
 HEIGHT_STEP_MM = 0.5
@@ -104,7 +107,7 @@ def stands_tall(heights: np.ndarray, valid: np.ndarray, box) -> bool:
 # --------------------------------------------------------------------------- the network
 
 
-def _net():
+def _net(n_out: int = N_CLASSES):
     import torch.nn as nn
 
     def block(a, b):
@@ -115,7 +118,7 @@ def _net():
         *block(32, 64), nn.MaxPool2d(2),  # 12
         *block(64, 96), nn.MaxPool2d(2),  # 6
         *block(96, 128), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-        nn.Dropout(0.2), nn.Linear(128, N_CLASSES),
+        nn.Dropout(0.2), nn.Linear(128, n_out),
     )
 
 
@@ -138,6 +141,7 @@ class Verdict:
     confidence: float
     runner_up: int
     runner_up_p: float
+    orientation: tuple[float, float, float] | None = None  # p(upright, flat, weird), with an orientation net
 
     def color(self) -> tuple[str | None, float]:
         """The colour read, with its probability summed over sizes (a stage that found the piece in
@@ -156,29 +160,24 @@ class Verdict:
 class PieceClassifier:
     """Trained weights -> probabilities per crop; `refine` rewrites a frame's Detections."""
 
-    def __init__(self, weights: str | Path = DEFAULT_CLASSIFIER, *, background_p: float = 0.6):
-        import torch
-
+    def __init__(self, weights: str | Path = DEFAULT_CLASSIFIER, *, background_p: float = 0.6,
+                 orientation: str | Path | None = None):
         weights = Path(weights)
-        if not weights.is_file():
-            raise ClassifierError(f"{weights}: no classifier weights (train them with `zendo train-classifier`)")
-        try:
-            blob = torch.load(weights, map_location="cpu", weights_only=True)
-            self.net = _net()
-            self.net.load_state_dict(blob["state_dict"])
-        except Exception as exc:  # a broken or foreign file
-            raise ClassifierError(f"{weights}: cannot load ({exc.__class__.__name__})") from None
-        self.net.eval()
+        self.net = _load_net(weights, N_CLASSES, "classifier", "zendo train-classifier")
         self.weights = weights
         self.background_p = background_p
+        self.orient_net = (_load_net(Path(orientation), N_ORIENTATIONS, "orientation",
+                                          "zendo train-classifier --task orientation")
+                           if orientation else None)
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
-        import torch
+        return _softmax(self.net, x, N_CLASSES)
 
-        if len(x) == 0:
-            return np.zeros((0, N_CLASSES), np.float32)
-        with torch.inference_mode():
-            return torch.softmax(self.net(to_tensor(x)), dim=1).numpy()
+    def orientations(self, x: np.ndarray) -> np.ndarray:
+        """p(upright, flat, weird) per crop (even odds without an orientation net)."""
+        if self.orient_net is None:
+            return np.full((len(x), N_ORIENTATIONS), 1 / N_ORIENTATIONS, np.float32)
+        return _softmax(self.orient_net, x, N_ORIENTATIONS)
 
     def verdicts(self, frame, table, detections: Detections, heights=None) -> list[Verdict | None]:
         """One verdict per pyramid detection, and per "stone" that stands too tall to be one (a
@@ -194,15 +193,17 @@ class PieceClassifier:
         out: list[Verdict | None] = [None] * len(detections)
         if len(idx) == 0:
             return out
-        p = self.probabilities(crops(frame.color, frame.depth_mm, heights, valid, frame.intrinsics.fx,
-                                     detections.xyxy[idx]))
+        x = crops(frame.color, frame.depth_mm, heights, valid, frame.intrinsics.fx, detections.xyxy[idx])
+        p = self.probabilities(x)
+        po = self.orientations(x) if self.orient_net is not None else None
         for j, k in enumerate(idx):
             if not detections.is_pyramid[k]:
                 p[j, BACKGROUND] = 0.0  # something stands there: the question is only which pyramid
                 p[j] /= max(float(p[j].sum()), 1e-9)
             order = np.argsort(-p[j])
             a, b = int(order[0]), int(order[1])
-            out[k] = Verdict(a, float(p[j, a]), b, float(p[j, b]))
+            out[k] = Verdict(a, float(p[j, a]), b, float(p[j, b]),
+                             None if po is None else tuple(float(v) for v in po[j]))
         return out
 
     def read_box(self, frame, table, box: np.ndarray, heights=None) -> Verdict | None:
@@ -229,41 +230,80 @@ class PieceClassifier:
             else:
                 cls[k], p = vk.class_id, vk.confidence
             conf[k] = min(float(conf[k]), p) if p < 0.5 else float(conf[k])
-        refined = replace(detections, class_id=cls, confidence=conf)[keep]
+        orient = None
+        if self.orient_net is not None:  # boxes not read (stones) get even odds: no prior
+            orient = np.array([vk.orientation if vk is not None and vk.orientation is not None
+                               else (1 / N_ORIENTATIONS,) * N_ORIENTATIONS for vk in v], np.float32)
+        refined = replace(detections, class_id=cls, confidence=conf, orientation=orient)[keep]
         return refined, [vk for vk, kk in zip(v, keep) if kk]
 
 
-def load_classifier(weights: str | Path | None = None) -> PieceClassifier | None:
+def _load_net(weights: Path, n_out: int, what: str, how: str):
+    """A saved net in eval mode, or a one-line ClassifierError naming the file."""
+    import torch
+
+    if not weights.is_file():
+        raise ClassifierError(f"{weights}: no {what} weights (train them with `{how}`)")
+    try:
+        blob = torch.load(weights, map_location="cpu", weights_only=True)
+        net = _net(n_out)
+        net.load_state_dict(blob["state_dict"])
+    except Exception as exc:  # a broken or foreign file
+        raise ClassifierError(f"{weights}: cannot load ({exc.__class__.__name__})") from None
+    return net.eval()
+
+
+def _softmax(net, x: np.ndarray, n_out: int) -> np.ndarray:
+    import torch
+
+    if len(x) == 0:
+        return np.zeros((0, n_out), np.float32)
+    with torch.inference_mode():
+        return torch.softmax(net(to_tensor(x)), dim=1).numpy()
+
+
+def load_classifier(weights: str | Path | None = None, orientation: str | Path | None = None
+                    ) -> PieceClassifier | None:
     """The committed classifier when it is there (the pipeline runs without it, on the detector's
-    classes alone, when it is not)."""
+    classes alone, when it is not), with the committed orientation net when that is there."""
     path = Path(weights) if weights else DEFAULT_CLASSIFIER
     if weights is None and not path.is_file():
         return None
-    return PieceClassifier(path)
+    if orientation is None and DEFAULT_ORIENTATION.is_file():
+        orientation = DEFAULT_ORIENTATION
+    return PieceClassifier(path, orientation=orientation)
 
 
 # --------------------------------------------------------------------------- training data
 
 
-def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: int = 2
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Crops and labels from one render folder with truth.json: the detector's boxes (labelled by
     the truth box they overlap, or BACKGROUND), and each visible truth box with a few jittered
-    copies (boxes a detector might draw)."""
+    copies (boxes a detector might draw). Labels: the class, and the orientation index of
+    vision.pose.ORIENTATIONS as the rulebook reads the truth piece (-1 for BACKGROUND)."""
     import torch
     from torchvision.ops import box_iou
 
     from calibration.plane import fit_table, height_map
+    from zendo.relations import RelationsConfig, orientation
+    from zendo.scene import scene_from_dict
 
     from .frames import RenderFolderSource
+    from .pose import ORIENTATIONS
 
     frame = next(iter(RenderFolderSource(folder).frames()))
     truth = json.loads((folder / "truth.json").read_text())
+    pieces = {p.id: p for p in scene_from_dict(truth["scene"], check_geometry=False).pieces}
     objs = [o for o in truth["objects"] if o["kind"] == "piece" and o["visible_px"] >= 12]
     tboxes = np.array([o["box"] for o in objs], np.float32).reshape(-1, 4)
     tcls = np.array([CLASS_ID.get(f"{o['color']}_{o['size']}", -1) for o in objs])
+    rel = RelationsConfig()
+    tori = [ORIENTATIONS.index(orientation(pieces[o["id"]], rel).value) for o in objs]
     table, _ = fit_table(frame)
     pts, valid = height_map(frame, table)
-    boxes, labels = [], []
+    boxes, labels, orients = [], [], []
     det = detector(frame.color)
     det = det[det.is_pyramid]
     if len(det):
@@ -272,9 +312,9 @@ def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: in
             j = int(np.argmax(iou[k])) if iou.shape[1] else -1
             best = float(iou[k, j]) if j >= 0 else 0.0
             if best >= 0.5 and tcls[j] >= 0:
-                boxes.append(det.xyxy[k]); labels.append(int(tcls[j]))
+                boxes.append(det.xyxy[k]); labels.append(int(tcls[j])); orients.append(tori[j])
             elif best < 0.2:
-                boxes.append(det.xyxy[k]); labels.append(BACKGROUND)
+                boxes.append(det.xyxy[k]); labels.append(BACKGROUND); orients.append(-1)
     for j in range(len(tboxes)):
         if tcls[j] < 0:
             continue
@@ -282,26 +322,27 @@ def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: in
         h = max(tboxes[j, 3] - tboxes[j, 1], 2.0)
         for _ in range(jitter):
             d = rng.normal(0, 0.08, 4) * np.array([w, h, w, h])
-            boxes.append(tboxes[j] + d); labels.append(int(tcls[j]))
+            boxes.append(tboxes[j] + d); labels.append(int(tcls[j])); orients.append(tori[j])
     if not boxes:
-        return np.zeros((0, CHANNELS, CROP_PX, CROP_PX), np.uint8), np.zeros(0, np.int64)
+        return np.zeros((0, CHANNELS, CROP_PX, CROP_PX), np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)
     x = crops(frame.color, frame.depth_mm, pts[..., 2], valid, frame.intrinsics.fx, np.array(boxes, np.float32))
-    return x, np.array(labels, np.int64)
+    return x, np.array(labels, np.int64), np.array(orients, np.int64)
 
 
 def build_examples(folders: Iterable[Path], detector, seed: int = 0, progress: bool = True
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every folder's crops with their class and orientation labels (folder_examples)."""
     rng = np.random.default_rng(seed)
     folders = list(folders)
     if progress:
         from tqdm import tqdm
 
         folders = tqdm(folders, desc="crops", leave=False)
-    xs, ys = [], []
+    xs, ys, os_ = [], [], []
     for f in folders:
-        x, y = folder_examples(Path(f), detector, rng)
-        xs.append(x); ys.append(y)
-    return np.concatenate(xs), np.concatenate(ys)
+        x, y, o = folder_examples(Path(f), detector, rng)
+        xs.append(x); ys.append(y); os_.append(o)
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(os_)
 
 
 def render_folders(root: str | Path) -> list[Path]:
@@ -312,13 +353,15 @@ def render_folders(root: str | Path) -> list[Path]:
 # --------------------------------------------------------------------------- training
 
 
-def _augment(x, rng_t):
+def _augment(x, rng_t, turns: bool = True):
     """Flips and quarter turns (a piece looks the same turned, the crop is square) and a colour
-    jitter of the whole crop (lighting, white balance)."""
+    jitter of the whole crop (lighting, white balance). Without `turns` only mirror flips: which
+    way is up in the image is what tells an upright piece from one lying down."""
     import torch
 
-    k = int(torch.randint(0, 4, (1,), generator=rng_t))
-    x = torch.rot90(x, k, dims=(2, 3))
+    if turns:
+        k = int(torch.randint(0, 4, (1,), generator=rng_t))
+        x = torch.rot90(x, k, dims=(2, 3))
     if bool(torch.randint(0, 2, (1,), generator=rng_t)):
         x = torch.flip(x, dims=(3,))
     gain = 1.0 + 0.15 * (torch.rand((x.shape[0], 3, 1, 1), generator=rng_t) - 0.5) * 2
@@ -327,14 +370,29 @@ def _augment(x, rng_t):
 
 
 def train(x: np.ndarray, y: np.ndarray, *, epochs: int = 12, batch: int = 128, lr: float = 3e-3, seed: int = 0,
-          val: tuple[np.ndarray, np.ndarray] | None = None, progress: bool = True) -> tuple[dict, list[dict]]:
-    """Train from scratch; returns the state dict of the final epoch and a per-epoch history."""
+          val: tuple[np.ndarray, np.ndarray] | None = None, progress: bool = True, n_out: int = N_CLASSES,
+          turns: bool = True) -> tuple[dict, list[dict]]:
+    """Train from scratch; returns the state dict of the final epoch and a per-epoch history.
+    `n_out`, `turns`: the orientation net has three outputs and learns without quarter turns."""
+    import torch
+
+    threads = torch.get_num_threads()
+    # running the detector (to cut the crops) leaves torch on cpu_count - 1 threads (Ultralytics'
+    # setting): one on a 2-core machine, which halved training speed
+    torch.set_num_threads(os.cpu_count() or 1)
+    try:
+        return _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns) -> tuple[dict, list[dict]]:
     import torch
     import torch.nn.functional as F
 
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
-    net = _net()
+    net = _net(n_out)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     steps = epochs * int(np.ceil(len(x) / batch))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(steps, 1))
@@ -350,7 +408,7 @@ def train(x: np.ndarray, y: np.ndarray, *, epochs: int = 12, batch: int = 128, l
             it = tqdm(it, desc=f"epoch {ep + 1}/{epochs}", leave=False)
         for i in it:
             idx = perm[i:i + batch]
-            xb = _augment(to_tensor(x[idx]), g)
+            xb = _augment(to_tensor(x[idx]), g, turns)
             yb = torch.from_numpy(y[idx])
             loss = F.cross_entropy(net(xb), yb, label_smoothing=0.05)
             opt.zero_grad()
@@ -415,4 +473,29 @@ def score(clf: PieceClassifier, x: np.ndarray, y: np.ndarray, sure: float = 0.9)
         f"share_above_{sure}_pct": pct(top >= sure),
         f"accuracy_above_{sure}_pct": pct((pred == y)[top >= sure]),
         "top_confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])[:8]),
+    }
+
+
+def score_orientation(clf: PieceClassifier, x: np.ndarray, o: np.ndarray, sure: float = 0.9) -> dict:
+    """The orientation net's own figures on pyramid crops: accuracy overall and per true
+    orientation, its confusions, and how far its confidence can be trusted."""
+    from .pose import ORIENTATIONS
+
+    p = clf.orientations(x)
+    pred = p.argmax(1)
+    top = p.max(1)
+
+    def pct(m) -> float | None:
+        return round(100.0 * float(np.mean(m)), 2) if np.size(m) else None
+
+    conf: dict[str, int] = {}
+    for a, b in zip(o[pred != o], pred[pred != o]):
+        k = f"{ORIENTATIONS[a]}->{ORIENTATIONS[b]}"
+        conf[k] = conf.get(k, 0) + 1
+    return {
+        "crops": int(len(o)), "accuracy_pct": pct(pred == o),
+        "accuracy_by_truth_pct": {name: pct(pred[o == i] == i) for i, name in enumerate(ORIENTATIONS)},
+        f"share_above_{sure}_pct": pct(top >= sure),
+        f"accuracy_above_{sure}_pct": pct((pred == o)[top >= sure]),
+        "confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])),
     }

@@ -11,20 +11,39 @@ import logging
 import click
 
 
-def _examples(roots: tuple[str, ...], det_conf: float, seed: int):
+def _folders(roots: tuple[str, ...]) -> list:
     from zendo.cli import UserError
 
-    from .classify import build_examples, render_folders
-    from .detect import Detector, DetectorError
+    from .classify import render_folders
 
     folders = [f for r in roots for f in render_folders(r)]
     if not folders:
         raise UserError(f"{', '.join(roots)}: no render folders with truth.json (make them with `zendo eval-set`)")
+    return folders
+
+
+def _examples(roots: tuple[str, ...], det_conf: float, seed: int):
+    """Crops of every render folder under roots: (x, class labels, orientation labels)."""
+    from zendo.cli import UserError
+
+    from .classify import build_examples
+    from .detect import Detector, DetectorError
+
+    folders = _folders(roots)
     try:
         det = Detector(conf=det_conf)
     except DetectorError as exc:
         raise UserError(str(exc)) from None
-    return build_examples(folders, det, seed=seed), len(folders)
+    return build_examples(folders, det, seed=seed)
+
+
+def _task_examples(roots: tuple[str, ...], det_conf: float, seed: int, task: str):
+    """(x, labels) for one task: the orientation net learns from pyramid crops only."""
+    x, y, o = _examples(roots, det_conf, seed)
+    if task == "class":
+        return x, y
+    keep = o >= 0
+    return x[keep], o[keep]
 
 
 @click.command("train-classifier")
@@ -35,16 +54,23 @@ def _examples(roots: tuple[str, ...], det_conf: float, seed: int):
 @click.option("--epochs", type=click.IntRange(min=1), default=15)
 @click.option("--seed", type=click.IntRange(min=0), default=0)
 @click.option("--det-conf", type=click.FloatRange(0, 1), default=0.05, help="Detector threshold for the crops.")
-@click.option("--out", default="models/zendo-cls.pt")
-def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, out: str) -> None:
-    """Train the second-stage colour x size classifier on the CPU (minutes; no GPU needed)."""
-    from .classify import save, train
+@click.option("--task", type=click.Choice(["class", "orientation"]), default="class", show_default=True,
+              help="class: colour x size or not a piece; orientation: upright, flat or weird.")
+@click.option("--out", default=None, help="Default: models/zendo-cls.pt (class), models/zendo-orient.pt (orientation).")
+def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, task: str, out: str | None) -> None:
+    """Train a second-stage net on the CPU (minutes; no GPU needed): the colour x size classifier,
+    or the orientation net the pose fit takes as a prior."""
+    from .classify import DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_ORIENTATIONS, save, train
 
     logging.getLogger("vision").setLevel(logging.INFO)
-    (x, y), n = _examples(roots, det_conf, seed)
-    val = _examples(val_roots, det_conf, seed + 1)[0] if val_roots else None
-    state, history = train(x, y, epochs=epochs, seed=seed, val=val)
-    meta = {"data": list(roots), "frames": n, "crops": int(len(x)), "epochs": epochs, "seed": seed,
+    out = out or str(DEFAULT_CLASSIFIER if task == "class" else DEFAULT_ORIENTATION)
+    (x, y), n = _task_examples(roots, det_conf, seed, task), len(_folders(roots))
+    val = _task_examples(val_roots, det_conf, seed + 1, task) if val_roots else None
+    if task == "class":
+        state, history = train(x, y, epochs=epochs, seed=seed, val=val)
+    else:  # which way is up in the crop is the signal: no quarter turns
+        state, history = train(x, y, epochs=epochs, seed=seed, val=val, n_out=N_ORIENTATIONS, turns=False)
+    meta = {"task": task, "data": list(roots), "frames": n, "crops": int(len(x)), "epochs": epochs, "seed": seed,
             "det_conf": det_conf, "history": history}
     save(state, out, meta)
     click.echo(json.dumps({"weights": out, **{k: meta[k] for k in ("frames", "crops")}, "last": history[-1]}))
@@ -53,19 +79,29 @@ def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, 
 @click.command("eval-classifier")
 @click.option("--dataset", required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--classifier", "weights", default=None, help="Default: models/zendo-cls.pt.")
+@click.option("--orientation", "orient_weights", default=None,
+              help="Default: models/zendo-orient.pt when present.")
 @click.option("--det-conf", type=click.FloatRange(0, 1), default=0.05)
-def eval_classifier(dataset: str, weights: str | None, det_conf: float) -> None:
-    """Score the classifier alone on crops of held-out render folders (detector boxes and jittered truth boxes)."""
+def eval_classifier(dataset: str, weights: str | None, orient_weights: str | None, det_conf: float) -> None:
+    """Score the classifier alone on crops of held-out render folders (detector boxes and jittered
+    truth boxes), and the orientation net on the pyramid crops when there is one."""
     from zendo.cli import UserError
 
-    from .classify import ClassifierError, PieceClassifier, DEFAULT_CLASSIFIER, score
+    from .classify import (DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, ClassifierError, PieceClassifier, score,
+                           score_orientation)
 
+    if orient_weights is None and DEFAULT_ORIENTATION.is_file():
+        orient_weights = str(DEFAULT_ORIENTATION)
     try:
-        clf = PieceClassifier(weights or DEFAULT_CLASSIFIER)
+        clf = PieceClassifier(weights or DEFAULT_CLASSIFIER, orientation=orient_weights)
     except ClassifierError as exc:
         raise UserError(str(exc)) from None
-    (x, y), n = _examples((dataset,), det_conf, 1)
-    click.echo(json.dumps({"dataset": dataset, "frames": n, **score(clf, x, y)}, indent=2))
+    n = len(_folders((dataset,)))
+    x, y, o = _examples((dataset,), det_conf, 1)
+    out = {"dataset": dataset, "frames": n, **score(clf, x, y)}
+    if clf.orient_net is not None:
+        out["orientation"] = score_orientation(clf, x[o >= 0], o[o >= 0])
+    click.echo(json.dumps(out, indent=2))
 
 
 def register(group: click.Group) -> None:

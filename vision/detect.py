@@ -40,6 +40,8 @@ class Detections:
 
     keypoints: (N, K, 3) x, y, visibility/confidence in pixels (pyramids: tip, corner0..3).
     masks: (N, H, W) bool instance masks, when the detector segments.
+    orientation: (N, 3) p(upright, flat, weird) read from each box's crop by the orientation net
+    (vision/classify.py), when one ran; the pose fit takes it as a prior.
     """
 
     xyxy: np.ndarray
@@ -47,6 +49,7 @@ class Detections:
     confidence: np.ndarray
     keypoints: np.ndarray | None = None
     masks: np.ndarray | None = None
+    orientation: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.xyxy)
@@ -69,7 +72,8 @@ class Detections:
             index = [int(index)]
         return Detections(self.xyxy[index], self.class_id[index], self.confidence[index],
                           None if self.keypoints is None else self.keypoints[index],
-                          None if self.masks is None else self.masks[index])
+                          None if self.masks is None else self.masks[index],
+                          None if self.orientation is None else self.orientation[index])
 
     @classmethod
     def empty(cls) -> "Detections":
@@ -83,8 +87,12 @@ class Detections:
         kp = None
         if all(p.keypoints is not None for p in parts):
             kp = np.concatenate([p.keypoints for p in parts])
+        orient = None
+        if any(p.orientation is not None for p in parts):  # a part nobody read: no prior (even odds)
+            orient = np.concatenate([np.full((len(p), 3), 1 / 3, np.float32) if p.orientation is None
+                                     else p.orientation for p in parts])
         return cls(np.concatenate([p.xyxy for p in parts]), np.concatenate([p.class_id for p in parts]),
-                   np.concatenate([p.confidence for p in parts]), kp)
+                   np.concatenate([p.confidence for p in parts]), kp, None, orient)
 
     @property
     def class_name(self) -> list[str]:

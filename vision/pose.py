@@ -42,6 +42,7 @@ import numpy as np
 
 from zendo.geometry import matrix_to_quat, rotation_between
 from zendo.pieces import PYRAMID_SIZES, outer_planes, outer_vertices
+from zendo.relations import RelationsConfig
 from zendo.scene import Piece, Scene, Stone
 
 from .classes import CLASS_NAMES, PYRAMID_CLASSES
@@ -89,6 +90,10 @@ class PoseConfig:
     # splitting, chromaticity filtering, spatial ownership, ignoring deep cavity points
     flat_step_deg: float = 45.0  # heading step of the flat and tilted hypotheses
     top_k: int = 3  # hypotheses refined after the short fit
+    # the orientation net's word (Detections.orientation): a pose the crop says is unlikely pays
+    # orient_weight x -log p. Small pieces' depth is smoothed flat (a small upright piece's points
+    # reach 13 of its 25 mm), so depth alone fits them lying down; their outline still stands up.
+    orient_weight: float = 0.3
 
     @classmethod
     def previous(cls, **kw) -> "PoseConfig":
@@ -419,25 +424,66 @@ def _box_term(size: str, R: np.ndarray, t: np.ndarray, box, to_cam, intr, cfg: P
     return cfg.box_weight * (1 - inter / a_det)
 
 
-def _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r=None):
-    """Lower is better. `r`: the poses' residuals of the points (gauss_newton_batch returns them)."""
+ORIENTATIONS = ("upright", "flat", "weird")  # the orientation net's outputs, in this order
+ORIENT_FLOOR = 0.02  # no crop reading rules a pose out alone: -log p is capped at -log of this
+# a weird pose this close past the band is charged as weird *or* its nearest orientation: the
+# crop tells standing from lying, not 12 degrees from 8 (that is depth's and resting's call)
+ORIENT_NEAR_DEG = 15.0
+
+
+def _orientation_angles(size: str, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per rotation (H, 3, 3): degrees from upright (axis) and from flat (lowest side face)."""
+    up = np.degrees(np.arccos(np.clip(R[:, 2, 2], -1.0, 1.0)))
+    face_z = (R @ outer_planes(size)[0][:4].T)[:, 2, :]  # table z of each side face's normal
+    flat = np.degrees(np.arccos(np.clip(-face_z.min(axis=1), -1.0, 1.0)))
+    return up, flat
+
+
+def orientation_index(size: str, R: np.ndarray) -> np.ndarray:
+    """Per rotation (H, 3, 3): 0 upright, 1 flat, 2 weird, read as the rulebook reads a piece
+    (zendo.relations.orientation: axis, or lowest face, within the orientation band of vertical)."""
+    band = RelationsConfig().orientation_deg
+    up, flat = _orientation_angles(size, R)
+    return np.where(up <= band, 0, np.where(flat <= band, 1, 2))
+
+
+def _orient_term(size: str, R: np.ndarray, prior: np.ndarray | None, cfg: PoseConfig) -> np.ndarray:
+    """Per pose, how little the crop believes its orientation: orient_weight x -log p, where a
+    weird pose just past the band has p(weird) + p(the orientation it is near)."""
+    if prior is None or cfg.orient_weight <= 0:
+        return np.zeros(len(R))
+    prior = np.asarray(prior, float)
+    band = RelationsConfig().orientation_deg
+    up, flat = _orientation_angles(size, R)
+    idx = np.where(up <= band, 0, np.where(flat <= band, 1, 2))
+    p = prior[idx]
+    near = (idx == 2) & (np.minimum(up, flat) <= band + ORIENT_NEAR_DEG)
+    p = np.where(near, p + prior[np.where(up < flat, 0, 1)], p)
+    return -cfg.orient_weight * np.log(np.clip(p, ORIENT_FLOOR, 1.0))
+
+
+def _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r=None, prior=None):
+    """Lower is better. `r`: the poses' residuals of the points (gauss_newton_batch returns them);
+    `prior`: the orientation net's p(upright, flat, weird) for this piece, when there is one."""
     fs = _free_space_batch(size, R, t, depth_mm, to_cam, intr, cfg.free_space_tol_mm)
     if cfg.score_trunc_mm > 0 and r is not None:
         # a neighbour's points cost every pose alike once they are far: the pose that explains
         # a coherent part well beats one that sits between two pieces explaining both badly
         a = np.where(r > 0, np.minimum(r, cfg.score_trunc_mm), -r)  # outside: maybe a neighbour
         cost = _huber(a, cfg.huber_mm)
-    score = cost + 8.0 * fs + _implausible(size, R, t) + _box_term(size, R, t, box, to_cam, intr, cfg)
+    score = (cost + 8.0 * fs + _implausible(size, R, t) + _box_term(size, R, t, box, to_cam, intr, cfg)
+             + _orient_term(size, R, prior, cfg))
     return score, fs
 
 
 def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cfg: PoseConfig,
               tip_xyz: np.ndarray | None = None, box=None,
               seed: tuple[np.ndarray, np.ndarray] | None = None,
-              only: tuple[str, ...] | None = None) -> tuple[np.ndarray, np.ndarray, float, float, str]:
+              only: tuple[str, ...] | None = None,
+              prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float, float, str]:
     """Best pose over the hypotheses: (R, t, cost, free-space share, hypothesis name).
     `seed`: a pose to try besides the hypotheses (the previous fit, when refitting); `only`: the
-    kinds of hypothesis to try (all when None)."""
+    kinds of hypothesis to try (all when None); `prior`: p(upright, flat, weird) from the crop."""
     hyps = _hypotheses(size, pts, tip_xyz, cfg.flat_step_deg)
     if only is not None:
         hyps = [h for h in hyps if h[0] in only]
@@ -448,12 +494,12 @@ def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cf
     t = np.array([h[2] for h in hyps])
     sub = pts if len(pts) <= 150 else pts[:: int(np.ceil(len(pts) / 150))]
     R, t, cost, r = gauss_newton_batch(size, R, t, sub, cfg, 5)
-    score, _ = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r)
+    score, _ = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r, prior)
     top = np.argsort(score)[:cfg.top_k]
     R, t, names = R[top], t[top], [names[i] for i in top]
     sub = pts if len(pts) <= cfg.max_points else pts[:: int(np.ceil(len(pts) / cfg.max_points))]
     R, t, cost, r = gauss_newton_batch(size, R, t, sub, cfg, cfg.iterations, cfg.gn_trunc_mm)
-    score, fs = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r)
+    score, fs = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r, prior)
     b = int(np.argmin(score))
     return R[b], t[b], float(cost[b]), float(fs[b]), names[b]
 
@@ -597,7 +643,8 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
             fits.append((k, np.eye(3), np.array([p[0], p[1], 0.0]), 99.0, 1.0, "none"))
             continue
         tip = _kp_xyz(detections.keypoints, k, table_pts, valid)
-        R, t, cost, fs, name = fit_piece(size, pts, depth, to_cam, intr, cfg, tip, boxes[k])
+        prior = None if detections.orientation is None else detections.orientation[k]
+        R, t, cost, fs, name = fit_piece(size, pts, depth, to_cam, intr, cfg, tip, boxes[k], prior=prior)
         fits.append((k, R, t, cost, fs, name))
 
     if (cfg.refine or cfg.refine_points) and len(fits) > 1:

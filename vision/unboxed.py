@@ -62,7 +62,8 @@ def read_blobs(frame, scene: Scene, fits: list[PieceFit], detections: Detections
             continue
         if len(pts) > cfg.max_points:
             pts = pts[:: int(np.ceil(len(pts) / cfg.max_points))]
-        R, t, _, fs, name = fit_piece(size, pts, frame.depth_mm, table.to_camera, frame.intrinsics, cfg)
+        R, t, _, fs, name = fit_piece(size, pts, frame.depth_mm, table.to_camera, frame.intrinsics, cfg,
+                                      prior=v.orientation)
         piece = posed(Piece(next_piece_id(pieces), color, size, (0.0, 0.0, 0.0)), R, t)
         rms = rms_of(piece, pts)
         if rms > MAX_RMS_MM or fs > MAX_FREE_SPACE:
