@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
@@ -253,12 +254,27 @@ def _load_net(weights: Path, n_out: int, what: str, how: str):
     return net.eval()
 
 
+@contextmanager
+def all_cores():
+    """Torch on every core for the block. Why: running the detector leaves torch on
+    cpu_count - 1 threads (Ultralytics' setting), one on a 2-core machine, which halved
+    training speed and slowed the two nets' reading of a frame's crops."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(os.cpu_count() or 1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _softmax(net, x: np.ndarray, n_out: int) -> np.ndarray:
     import torch
 
     if len(x) == 0:
         return np.zeros((0, n_out), np.float32)
-    with torch.inference_mode():
+    with torch.inference_mode(), all_cores():
         return torch.softmax(net(to_tensor(x)), dim=1).numpy()
 
 
@@ -374,16 +390,8 @@ def train(x: np.ndarray, y: np.ndarray, *, epochs: int = 12, batch: int = 128, l
           turns: bool = True) -> tuple[dict, list[dict]]:
     """Train from scratch; returns the state dict of the final epoch and a per-epoch history.
     `n_out`, `turns`: the orientation net has three outputs and learns without quarter turns."""
-    import torch
-
-    threads = torch.get_num_threads()
-    # running the detector (to cut the crops) leaves torch on cpu_count - 1 threads (Ultralytics'
-    # setting): one on a 2-core machine, which halved training speed
-    torch.set_num_threads(os.cpu_count() or 1)
-    try:
+    with all_cores():
         return _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns) -> tuple[dict, list[dict]]:
