@@ -258,7 +258,9 @@ def _load_net(weights: Path, n_out: int, what: str, how: str):
 def all_cores():
     """Torch on every core for the block. Why: running the detector leaves torch on
     cpu_count - 1 threads (Ultralytics' setting), one on a 2-core machine, which halved
-    training speed and slowed the two nets' reading of a frame's crops."""
+    training speed. Not used for reading a frame's crops: there `zendo bench pipeline` measured
+    it 10 ms faster and `zendo eval` 5-8 ms slower (interleaved runs), so the frame keeps the
+    detector's setting."""
     import torch
 
     threads = torch.get_num_threads()
@@ -274,7 +276,7 @@ def _softmax(net, x: np.ndarray, n_out: int) -> np.ndarray:
 
     if len(x) == 0:
         return np.zeros((0, n_out), np.float32)
-    with torch.inference_mode(), all_cores():
+    with torch.inference_mode():
         return torch.softmax(net(to_tensor(x)), dim=1).numpy()
 
 
