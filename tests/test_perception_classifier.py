@@ -202,6 +202,11 @@ def test_train_classifier_trains_the_orientation_net_for_one_epoch(tmp_path):
     assert doc["frames"] == 2 and doc["crops"] > 10
     p = PieceClassifier(DEFAULT_CLASSIFIER, orientation=out).orientations(np.zeros((3, 6, CROP_PX, CROP_PX), np.uint8))
     assert p.shape == (3, N_ORIENTATIONS) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
+    res = CliRunner().invoke(main, ["eval-classifier", "--dataset", str(data), "--orientation", str(out)])
+    assert res.exit_code == 0, res.output
+    scored = json.loads(res.output[res.output.index("{"):])["orientation"]
+    assert scored["crops"] > 5 and 0.0 <= scored["accuracy_pct"] <= 100.0
+    assert set(scored["accuracy_by_truth_pct"]) == {"upright", "flat", "weird"}
 
 
 def test_missing_orientation_weights_are_one_line(tmp_path):

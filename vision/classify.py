@@ -455,6 +455,11 @@ def save(state_dict: dict, path: str | Path, meta: dict) -> Path:
     return path
 
 
+def _pct(m) -> float | None:
+    """The share of True in m, in percent (None when m is empty)."""
+    return round(100.0 * float(np.mean(m)), 2) if np.size(m) else None
+
+
 def score(clf: PieceClassifier, x: np.ndarray, y: np.ndarray, sure: float = 0.9) -> dict:
     """The classifier's own figures on labelled crops: accuracy on pyramids (colour x size, colour,
     size), on false detections, and how far its confidence can be trusted (accuracy above `sure`)."""
@@ -469,10 +474,7 @@ def score(clf: PieceClassifier, x: np.ndarray, y: np.ndarray, sure: float = 0.9)
     for a, b in zip(y[pyr & (pred != y)], pred[pyr & (pred != y)]):
         k = f"{names[a]}->{names[b]}"
         conf[k] = conf.get(k, 0) + 1
-
-    def pct(m) -> float | None:
-        return round(100.0 * float(np.mean(m)), 2) if np.size(m) else None
-
+    pct = _pct
     return {
         "crops": int(len(y)), "pyramid_crops": int(pyr.sum()), "background_crops": int((~pyr).sum()),
         "color_size_accuracy_pct": pct(pred[pyr] == y[pyr]),
@@ -494,10 +496,7 @@ def score_orientation(clf: PieceClassifier, x: np.ndarray, o: np.ndarray, sure: 
     p = clf.orientations(x)
     pred = p.argmax(1)
     top = p.max(1)
-
-    def pct(m) -> float | None:
-        return round(100.0 * float(np.mean(m)), 2) if np.size(m) else None
-
+    pct = _pct
     conf: dict[str, int] = {}
     for a, b in zip(o[pred != o], pred[pred != o]):
         k = f"{ORIENTATIONS[a]}->{ORIENTATIONS[b]}"

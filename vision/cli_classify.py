@@ -64,7 +64,8 @@ def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, 
 
     logging.getLogger("vision").setLevel(logging.INFO)
     out = out or str(DEFAULT_CLASSIFIER if task == "class" else DEFAULT_ORIENTATION)
-    (x, y), n = _task_examples(roots, det_conf, seed, task), len(_folders(roots))
+    n = len(_folders(roots))
+    x, y = _task_examples(roots, det_conf, seed, task)
     val = _task_examples(val_roots, det_conf, seed + 1, task) if val_roots else None
     if task == "class":
         state, history = train(x, y, epochs=epochs, seed=seed, val=val)
