@@ -110,3 +110,24 @@ def test_a_piece_stood_up_is_the_scene_s_piece_too():
     scene = scene_with(Scene(()), [fit.piece], [fit])
     out, fits, _, _ = split_pairs(frame, scene, [fit], det, None, height_map(frame, cal), cal, PoseConfig())
     assert out.pieces[0] == fits[0].piece and out.pieces[0].axis[2] > np.cos(np.radians(5))
+
+
+@pytest.mark.parametrize("p_standing, stood", [(0.03, False), (0.5, True)])
+def test_a_piece_whose_crop_firmly_says_lying_is_not_stood_up(p_standing, stood):
+    """The same poor lying fit is stood up unless the orientation net reads its box as lying."""
+    from calibration.plane import height_map
+    from vision.classes import CLASS_ID
+    from vision.detect import Detections
+    from vision.pairs import split_pairs
+    from vision.pose import PoseConfig, scene_with
+    from zendo.scene import Scene
+
+    truth = upright(Spec("a", "green", "medium"), (0, 0), 20)
+    r, frame, cal = render_table([truth])
+    fit = _lying_fit(truth)
+    det = Detections(np.array([r.objects[0].box], np.float32), np.array([CLASS_ID["green_medium"]]),
+                     np.array([0.9], np.float32),
+                     orientation=np.array([[p_standing, 1 - p_standing - 0.01, 0.01]], np.float32))
+    scene = scene_with(Scene(()), [fit.piece], [fit])
+    out, _, _, _ = split_pairs(frame, scene, [fit], det, None, height_map(frame, cal), cal, PoseConfig())
+    assert (out.pieces[0].axis[2] > np.cos(np.radians(5))) == stood

@@ -128,6 +128,16 @@ def stand_up(fit: PieceFit, pts: np.ndarray, others: list[Piece], frame, table, 
     return replace(fit, piece=q, rms_mm=rms_of(q, own), free_space=fs, hypothesis=name)
 
 
+STAND_MIN_P = 0.1  # the orientation net gives a piece less than this of standing: do not stand it up
+
+
+def _crop_says_lying(detections: Detections, k: int) -> bool:
+    """Whether the orientation net firmly reads detection k as not standing (poor lying fits
+    whose crop says "flat" are neighbours' points in the box, not a standing piece)."""
+    o = detections.orientation
+    return o is not None and 0 <= k < len(o) and float(o[k][0]) < STAND_MIN_P
+
+
 def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights, table,
                 cfg: PoseConfig, classifier=None) -> tuple[Scene, list[PieceFit], Detections, list]:
     """The scene with each poorly fitted piece that is two pieces side by side replaced by both.
@@ -147,7 +157,8 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         others = [q for q in pieces if q.id != f.piece.id]
         pair = split(f, *got, others, frame, table, cfg, next_piece_id(pieces))
         if pair is None:
-            stood = stand_up(f, got[0], others, frame, table, cfg)
+            stood = None if _crop_says_lying(detections, f.detection) else stand_up(f, got[0], others, frame, table,
+                                                                                     cfg)
             if stood is not None:
                 pieces[i], fits[i] = stood.piece, stood
             continue
