@@ -257,8 +257,8 @@ def _load_net(weights: Path, n_out: int, what: str, how: str):
 @contextmanager
 def all_cores():
     """Torch on every core for the block. Why: running the detector leaves torch on
-    cpu_count - 1 threads (Ultralytics' setting), one on a 2-core machine, which halved
-    training speed. Not used for reading a frame's crops: there `zendo bench pipeline` measured
+    cpu_count - 1 threads (Ultralytics' setting), one on a 2-core machine, where training then
+    ran 1.5-1.8 times slower (an epoch of 2,560 crops: 9.4-11.5 s against 6.3-6.5 s). Not used for reading a frame's crops: there `zendo bench pipeline` measured
     it 10 ms faster and `zendo eval` 5-8 ms slower (interleaved runs), so the frame keeps the
     detector's setting."""
     import torch
