@@ -93,28 +93,9 @@ def test_a_lying_piece_is_never_stood_up():
     assert stand_up(_lying_fit(truth, rms=3.0), _box_points(r, frame, cal), [], frame, cal, PoseConfig()) is None
 
 
-def test_a_piece_stood_up_is_the_scene_s_piece_too():
-    """The pairs stage hands on a scene that agrees with its fit reports."""
-    from calibration.plane import height_map
-    from vision.classes import CLASS_ID
-    from vision.detect import Detections
-    from vision.pairs import split_pairs
-    from vision.pose import PoseConfig, scene_with
-    from zendo.scene import Scene
-
-    truth = upright(Spec("a", "green", "medium"), (0, 0), 20)
-    r, frame, cal = render_table([truth])
-    fit = _lying_fit(truth)
-    det = Detections(np.array([r.objects[0].box], np.float32), np.array([CLASS_ID["green_medium"]]),
-                     np.array([0.9], np.float32))
-    scene = scene_with(Scene(()), [fit.piece], [fit])
-    out, fits, _, _ = split_pairs(frame, scene, [fit], det, None, height_map(frame, cal), cal, PoseConfig())
-    assert out.pieces[0] == fits[0].piece and out.pieces[0].axis[2] > np.cos(np.radians(5))
-
-
-@pytest.mark.parametrize("p_standing, stood", [(0.03, False), (0.5, True)])
-def test_a_piece_whose_crop_firmly_says_lying_is_not_stood_up(p_standing, stood):
-    """The same poor lying fit is stood up unless the orientation net reads its box as lying."""
+def _pairs_on_a_standing_piece_fitted_lying(orientation=None):
+    """split_pairs on one standing green medium piece handed over as a poor lying fit; with
+    `orientation`, its detection carries that orientation net reading."""
     from calibration.plane import height_map
     from vision.classes import CLASS_ID
     from vision.detect import Detections
@@ -127,7 +108,19 @@ def test_a_piece_whose_crop_firmly_says_lying_is_not_stood_up(p_standing, stood)
     fit = _lying_fit(truth)
     det = Detections(np.array([r.objects[0].box], np.float32), np.array([CLASS_ID["green_medium"]]),
                      np.array([0.9], np.float32),
-                     orientation=np.array([[p_standing, 1 - p_standing - 0.01, 0.01]], np.float32))
+                     orientation=None if orientation is None else np.array([orientation], np.float32))
     scene = scene_with(Scene(()), [fit.piece], [fit])
-    out, _, _, _ = split_pairs(frame, scene, [fit], det, None, height_map(frame, cal), cal, PoseConfig())
+    return split_pairs(frame, scene, [fit], det, None, height_map(frame, cal), cal, PoseConfig())
+
+
+def test_a_piece_stood_up_is_the_scene_s_piece_too():
+    """The pairs stage hands on a scene that agrees with its fit reports."""
+    out, fits, _, _ = _pairs_on_a_standing_piece_fitted_lying()
+    assert out.pieces[0] == fits[0].piece and out.pieces[0].axis[2] > np.cos(np.radians(5))
+
+
+@pytest.mark.parametrize("p_standing, stood", [(0.03, False), (0.5, True)])
+def test_a_piece_whose_crop_firmly_says_lying_is_not_stood_up(p_standing, stood):
+    """The same poor lying fit is stood up unless the orientation net reads its box as lying."""
+    out, _, _, _ = _pairs_on_a_standing_piece_fitted_lying((p_standing, 1 - p_standing - 0.01, 0.01))
     assert (out.pieces[0].axis[2] > np.cos(np.radians(5))) == stood

@@ -175,9 +175,9 @@ class PieceClassifier:
         return _softmax(self.net, x, N_CLASSES)
 
     def orientations(self, x: np.ndarray) -> np.ndarray:
-        """p(upright, flat, weird) per crop (even odds without an orientation net)."""
+        """p(upright, flat, weird) per crop; needs an orientation net (`orient_net`)."""
         if self.orient_net is None:
-            return np.full((len(x), N_ORIENTATIONS), 1 / N_ORIENTATIONS, np.float32)
+            raise ClassifierError("no orientation net loaded (models/zendo-orient.pt)")
         return _softmax(self.orient_net, x, N_ORIENTATIONS)
 
     def verdicts(self, frame, table, detections: Detections, heights=None) -> list[Verdict | None]:

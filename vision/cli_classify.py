@@ -22,14 +22,13 @@ def _folders(roots: tuple[str, ...]) -> list:
     return folders
 
 
-def _examples(roots: tuple[str, ...], det_conf: float, seed: int):
-    """Crops of every render folder under roots: (x, class labels, orientation labels)."""
+def _examples(folders: list, det_conf: float, seed: int):
+    """Crops of every render folder: (x, class labels, orientation labels)."""
     from zendo.cli import UserError
 
     from .classify import build_examples
     from .detect import Detector, DetectorError
 
-    folders = _folders(roots)
     try:
         det = Detector(conf=det_conf)
     except DetectorError as exc:
@@ -37,9 +36,9 @@ def _examples(roots: tuple[str, ...], det_conf: float, seed: int):
     return build_examples(folders, det, seed=seed)
 
 
-def _task_examples(roots: tuple[str, ...], det_conf: float, seed: int, task: str):
+def _task_examples(folders: list, det_conf: float, seed: int, task: str):
     """(x, labels) for one task: the orientation net learns from pyramid crops only."""
-    x, y, o = _examples(roots, det_conf, seed)
+    x, y, o = _examples(folders, det_conf, seed)
     if task == "class":
         return x, y
     keep = o >= 0
@@ -64,14 +63,14 @@ def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, 
 
     logging.getLogger("vision").setLevel(logging.INFO)
     out = out or str(DEFAULT_CLASSIFIER if task == "class" else DEFAULT_ORIENTATION)
-    n = len(_folders(roots))
-    x, y = _task_examples(roots, det_conf, seed, task)
-    val = _task_examples(val_roots, det_conf, seed + 1, task) if val_roots else None
+    folders = _folders(roots)
+    x, y = _task_examples(folders, det_conf, seed, task)
+    val = _task_examples(_folders(val_roots), det_conf, seed + 1, task) if val_roots else None
     if task == "class":
         state, history = train(x, y, epochs=epochs, seed=seed, val=val)
     else:  # which way is up in the crop is the signal: no quarter turns
         state, history = train(x, y, epochs=epochs, seed=seed, val=val, n_out=N_ORIENTATIONS, turns=False)
-    meta = {"task": task, "data": list(roots), "frames": n, "crops": int(len(x)), "epochs": epochs, "seed": seed,
+    meta = {"task": task, "data": list(roots), "frames": len(folders), "crops": int(len(x)), "epochs": epochs, "seed": seed,
             "det_conf": det_conf, "history": history}
     save(state, out, meta)
     click.echo(json.dumps({"weights": out, **{k: meta[k] for k in ("frames", "crops")}, "last": history[-1]}))
@@ -88,18 +87,15 @@ def eval_classifier(dataset: str, weights: str | None, orient_weights: str | Non
     truth boxes), and the orientation net on the pyramid crops when there is one."""
     from zendo.cli import UserError
 
-    from .classify import (DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, ClassifierError, PieceClassifier, score,
-                           score_orientation)
+    from .classify import DEFAULT_CLASSIFIER, ClassifierError, load_classifier, score, score_orientation
 
-    if orient_weights is None and DEFAULT_ORIENTATION.is_file():
-        orient_weights = str(DEFAULT_ORIENTATION)
     try:
-        clf = PieceClassifier(weights or DEFAULT_CLASSIFIER, orientation=orient_weights)
+        clf = load_classifier(weights or DEFAULT_CLASSIFIER, orient_weights)
     except ClassifierError as exc:
         raise UserError(str(exc)) from None
-    n = len(_folders((dataset,)))
-    x, y, o = _examples((dataset,), det_conf, 1)
-    out = {"dataset": dataset, "frames": n, **score(clf, x, y)}
+    folders = _folders((dataset,))
+    x, y, o = _examples(folders, det_conf, 1)
+    out = {"dataset": dataset, "frames": len(folders), **score(clf, x, y)}
     if clf.orient_net is not None:
         out["orientation"] = score_orientation(clf, x[o >= 0], o[o >= 0])
     click.echo(json.dumps(out, indent=2))

@@ -88,8 +88,10 @@ class Detections:
         if all(p.keypoints is not None for p in parts):
             kp = np.concatenate([p.keypoints for p in parts])
         orient = None
-        if any(p.orientation is not None for p in parts):  # a part nobody read: no prior (even odds)
-            orient = np.concatenate([np.full((len(p), 3), 1 / 3, np.float32) if p.orientation is None
+        read = [p.orientation for p in parts if p.orientation is not None]
+        if read:  # a part nobody read gets even odds: no prior
+            k = read[0].shape[1]
+            orient = np.concatenate([np.full((len(p), k), 1 / k, np.float32) if p.orientation is None
                                      else p.orientation for p in parts])
         return cls(np.concatenate([p.xyxy for p in parts]), np.concatenate([p.class_id for p in parts]),
                    np.concatenate([p.confidence for p in parts]), kp, None, orient)

@@ -157,8 +157,8 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         others = [q for q in pieces if q.id != f.piece.id]
         pair = split(f, *got, others, frame, table, cfg, next_piece_id(pieces))
         if pair is None:
-            stood = None if _crop_says_lying(detections, f.detection) else stand_up(f, got[0], others, frame, table,
-                                                                                     cfg)
+            lying = _crop_says_lying(detections, f.detection)
+            stood = None if lying else stand_up(f, got[0], others, frame, table, cfg)
             if stood is not None:
                 pieces[i], fits[i] = stood.piece, stood
             continue

@@ -42,7 +42,7 @@ import numpy as np
 
 from zendo.geometry import matrix_to_quat, rotation_between
 from zendo.pieces import PYRAMID_SIZES, outer_planes, outer_vertices
-from zendo.relations import RelationsConfig
+from zendo.relations import RelationsConfig, orientation_angles
 from zendo.scene import Piece, Scene, Stone
 
 from .classes import CLASS_NAMES, PYRAMID_CLASSES
@@ -427,16 +427,14 @@ def _box_term(size: str, R: np.ndarray, t: np.ndarray, box, to_cam, intr, cfg: P
 
 ORIENTATIONS = ("upright", "flat", "weird")  # the orientation net's outputs, in this order
 ORIENT_FLOOR = 0.02  # no crop reading rules a pose out alone: -log p is capped at -log of this
+ORIENT_BAND_DEG = RelationsConfig().orientation_deg  # the rulebook's upright / flat band
 
 
 def orientation_index(size: str, R: np.ndarray) -> np.ndarray:
     """Per rotation (H, 3, 3): 0 upright, 1 flat, 2 weird, read as the rulebook reads a piece
     (zendo.relations.orientation: axis, or lowest face, within the orientation band of vertical)."""
-    band = RelationsConfig().orientation_deg
-    up = np.degrees(np.arccos(np.clip(R[:, 2, 2], -1.0, 1.0)))
-    face_z = (R @ outer_planes(size)[0][:4].T)[:, 2, :]  # table z of each side face's normal
-    flat = np.degrees(np.arccos(np.clip(-face_z.min(axis=1), -1.0, 1.0)))
-    return np.where(up <= band, 0, np.where(flat <= band, 1, 2))
+    up, flat = orientation_angles(size, R)
+    return np.where(up <= ORIENT_BAND_DEG, 0, np.where(flat <= ORIENT_BAND_DEG, 1, 2))
 
 
 def _orient_term(size: str, R: np.ndarray, prior: np.ndarray | None, cfg: PoseConfig) -> np.ndarray:

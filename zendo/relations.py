@@ -45,11 +45,19 @@ def _planes(piece: Piece, cavity: bool = False) -> tuple[np.ndarray, np.ndarray]
     return nt, d + nt @ piece.origin
 
 
+def orientation_angles(size: str, rotations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per rotation (H, 3, 3) of a piece of `size`: degrees of its axis from straight up, and of
+    its lowest side face from facing straight down. Batched because pose fitting reads the
+    orientation of every hypothesis it scores (vision.pose)."""
+    up = np.degrees(np.arccos(np.clip(rotations[:, 2, 2], -1.0, 1.0)))
+    face_z = (rotations @ outer_planes(size)[0][:4].T)[:, 2, :]  # table z of each side face's normal
+    flat = np.degrees(np.arccos(np.clip(-face_z.min(axis=1), -1.0, 1.0)))
+    return up, flat
+
+
 def orientation(piece: Piece, cfg: RelationsConfig) -> Predicate:
-    up_angle = angle_deg(piece.axis, [0, 0, 1])
-    face_normals, _ = _planes(piece)
-    lowest_face = face_normals[:4][np.argmin(face_normals[:4, 2])]
-    flat_angle = angle_deg(lowest_face, [0, 0, -1])
+    up, flat = orientation_angles(piece.size, piece.matrix[None])
+    up_angle, flat_angle = float(up[0]), float(flat[0])
     up_m = cfg.orientation_deg - up_angle
     flat_m = cfg.orientation_deg - flat_angle
     if up_m >= 0:
