@@ -68,10 +68,11 @@ def test_a_lone_upright_piece_gets_no_tower(size):
     assert doubts == []
 
 
-def test_two_pieces_of_a_size_read_as_one_box_raise_a_stacked_doubt():
+def test_two_pieces_of_a_size_and_colour_read_as_one_box_raise_a_stacked_doubt():
     """Depth cannot tell them from one piece (the upper one sits 5.5 mm higher, which moves its
-    74-degree faces 1.5 mm): the Master is told instead of the mark being silently wrong."""
-    truth = tower([Spec("a", "red", "medium"), Spec("b", "yellow", "medium")], (0, 0), 20)
+    74-degree faces 1.5 mm), nor can colour: the Master is told instead of the mark being
+    silently wrong."""
+    truth = tower([Spec("a", "yellow", "medium"), Spec("b", "yellow", "medium")], (0, 0), 20)
     r, frame, cal = render_table(truth)
     res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "yellow_medium"))
     scene, doubts = res.scene, doubts_of(res, "stacked")
@@ -96,3 +97,44 @@ def test_a_found_piece_is_named_unlike_every_piece_already_seen():
     ids = [p.id for p in scene.pieces]
     assert set(found(scene, truth)) == {"a", "b", "c"}
     assert len(ids) == 3 and len(set(ids)) == 3, ids
+
+
+def test_a_same_size_tower_whose_band_shows_another_colour_is_found():
+    """Depth left it in doubt; the band under the upper piece's rim is yellow, the upper piece
+    black: two pieces, the lower one flagged, for a band is all it rests on."""
+    truth = tower([Spec("a", "yellow", "medium"), Spec("b", "black", "medium")], (0, 0), 20)
+    r, frame, cal = render_table(truth, seed=0)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "black_medium"))
+    got = found(res.scene, truth)
+    assert set(got) == {"a", "b"}
+    assert (got["a"].color, got["b"].color) == ("yellow", "black")
+    assert [d["piece"] for d in doubts_of(res, "absent") if d.get("why") == "band"] == [got["a"].id]
+    assert doubts_of(res, "stacked") == []
+
+
+def test_a_tower_found_from_its_upper_piece_gives_the_lower_one_its_bands_colour():
+    """The box read red (the upper piece fills it); the fitted piece turned out to be the lower
+    one, and its band under the added piece's rim is green."""
+    truth = tower([Spec("a", "green", "medium"), Spec("b", "red", "medium")], (0, 0), 20)
+    r, frame, cal = render_table(truth, seed=5)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "red_medium"))
+    got = found(res.scene, truth)
+    assert set(got) == {"a", "b"}
+    assert (got["a"].color, got["b"].color) == ("green", "red")
+
+
+def test_a_lower_pieces_band_is_what_shows_under_the_upper_ones_rim():
+    """Above the rim the pair's faces lie within 1.5 mm of each other: those pixels are the upper
+    piece's, whichever face they are nearer to."""
+    from vision.towers import BAND_MARGIN_MM, _under_rim
+
+    lower, upper = tower([Spec("a", "yellow", "large"), Spec("b", "black", "large")], (0, 0), 0)
+    corner, tip = lower.vertices[0], lower.vertices[4]
+    edge = tip - corner
+    t = np.linspace(0.0, 12.0, 25) / edge[2]  # points up one edge of the lower piece, 0 to 12 mm high
+    pts = corner + t[:, None] * edge
+    band = _under_rim(lower, upper, pts)
+    rim = float(upper.vertices[:, 2].min())
+    assert rim == pytest.approx(rest_offset("large", "large"), abs=0.1)
+    assert band.tolist() == (pts[:, 2] < rim - BAND_MARGIN_MM).tolist()
+    assert band.any() and not band.all()

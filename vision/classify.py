@@ -26,6 +26,7 @@ from typing import Iterable
 import numpy as np
 
 from .classes import CLASS_ID, PYRAMID_CLASSES
+from .colors import DEFAULT_COLOR_MODEL, ColorModelError, ColorReader
 from .detect import MODELS_DIR, Detections
 
 log = logging.getLogger(__name__)
@@ -162,7 +163,7 @@ class PieceClassifier:
     """Trained weights -> probabilities per crop; `refine` rewrites a frame's Detections."""
 
     def __init__(self, weights: str | Path = DEFAULT_CLASSIFIER, *, background_p: float = 0.6,
-                 orientation: str | Path | None = None):
+                 orientation: str | Path | None = None, colors: str | Path | None = None):
         weights = Path(weights)
         self.net = _load_net(weights, N_CLASSES, "classifier", "zendo train-classifier")
         self.weights = weights
@@ -170,6 +171,10 @@ class PieceClassifier:
         self.orient_net = (_load_net(Path(orientation), N_ORIENTATIONS, "orientation",
                                           "zendo train-classifier --task orientation")
                            if orientation else None)
+        try:  # the colour model reads a few pixels' colour (towers' bands)
+            self.colors = ColorReader(colors) if colors else None
+        except ColorModelError as exc:
+            raise ClassifierError(str(exc)) from None
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         return _softmax(self.net, x, N_CLASSES)
@@ -280,16 +285,19 @@ def _softmax(net, x: np.ndarray, n_out: int) -> np.ndarray:
         return torch.softmax(net(to_tensor(x)), dim=1).numpy()
 
 
-def load_classifier(weights: str | Path | None = None, orientation: str | Path | None = None
-                    ) -> PieceClassifier | None:
+def load_classifier(weights: str | Path | None = None, orientation: str | Path | None = None,
+                    colors: str | Path | None = None) -> PieceClassifier | None:
     """The committed classifier when it is there (the pipeline runs without it, on the detector's
-    classes alone, when it is not), with the committed orientation net when that is there."""
+    classes alone, when it is not), with the committed orientation net and colour model when
+    those are there."""
     path = Path(weights) if weights else DEFAULT_CLASSIFIER
     if weights is None and not path.is_file():
         return None
     if orientation is None and DEFAULT_ORIENTATION.is_file():
         orientation = DEFAULT_ORIENTATION
-    return PieceClassifier(path, orientation=orientation)
+    if colors is None and DEFAULT_COLOR_MODEL.is_file():
+        colors = DEFAULT_COLOR_MODEL
+    return PieceClassifier(path, orientation=orientation, colors=colors)
 
 
 # --------------------------------------------------------------------------- training data

@@ -53,17 +53,21 @@ def _task_examples(folders: list, det_conf: float, seed: int, task: str):
 @click.option("--epochs", type=click.IntRange(min=1), default=15)
 @click.option("--seed", type=click.IntRange(min=0), default=0)
 @click.option("--det-conf", type=click.FloatRange(0, 1), default=0.05, help="Detector threshold for the crops.")
-@click.option("--task", type=click.Choice(["class", "orientation"]), default="class", show_default=True,
-              help="class: colour x size or not a piece; orientation: upright, flat or weird.")
-@click.option("--out", default=None, help="Default: models/zendo-cls.pt (class), models/zendo-orient.pt (orientation).")
+@click.option("--task", type=click.Choice(["class", "orientation", "colour"]), default="class", show_default=True,
+              help="class: colour x size or not a piece; orientation: upright, flat or weird; "
+                   "colour: the colour of a pixel set (a tower's band), from the truth masks.")
+@click.option("--out", default=None, help="Default: models/zendo-cls.pt (class), models/zendo-orient.pt "
+                                          "(orientation), models/zendo-colour.pt (colour).")
 def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, task: str, out: str | None) -> None:
     """Train a second-stage net on the CPU (minutes; no GPU needed): the colour x size classifier,
-    or the orientation net the pose fit takes as a prior."""
+    the orientation net the pose fit takes as a prior, or the colour model towers read bands with."""
     from .classify import DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_ORIENTATIONS, save, train
 
     logging.getLogger("vision").setLevel(logging.INFO)
-    out = out or str(DEFAULT_CLASSIFIER if task == "class" else DEFAULT_ORIENTATION)
     folders = _folders(roots)
+    if task == "colour":
+        return _train_colours(folders, roots, val_roots, epochs, seed, out)
+    out = out or str(DEFAULT_CLASSIFIER if task == "class" else DEFAULT_ORIENTATION)
     x, y = _task_examples(folders, det_conf, seed, task)
     val = _task_examples(_folders(val_roots), det_conf, seed + 1, task) if val_roots else None
     if task == "class":
@@ -76,28 +80,51 @@ def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, 
     click.echo(json.dumps({"weights": out, **{k: meta[k] for k in ("frames", "crops")}, "last": history[-1]}))
 
 
+def _train_colours(folders, roots, val_roots, epochs: int, seed: int, out: str | None) -> None:
+    from . import colors
+    from .classify import save
+
+    out = out or str(colors.DEFAULT_COLOR_MODEL)
+    x, y, _ = colors.build_samples(folders, seed=seed)
+    state, history = colors.train(x, y, epochs=epochs, seed=seed)
+    meta = {"task": "colour", "data": list(roots), "frames": len(folders), "samples": int(len(x)), "epochs": epochs,
+            "seed": seed, "history": history}
+    save(state, out, meta)
+    row = {"weights": out, "frames": len(folders), "samples": int(len(x)), "last": history[-1]}
+    if val_roots:
+        row["val"] = colors.score(colors.ColorReader(out), *colors.build_samples(_folders(val_roots), seed=seed + 1))
+    click.echo(json.dumps(row))
+
+
 @click.command("eval-classifier")
 @click.option("--dataset", required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--classifier", "weights", default=None, help="Default: models/zendo-cls.pt.")
 @click.option("--orientation", "orient_weights", default=None,
               help="Default: models/zendo-orient.pt when present.")
+@click.option("--colour", "colour_weights", default=None, help="Default: models/zendo-colour.pt when present.")
 @click.option("--det-conf", type=click.FloatRange(0, 1), default=0.05)
-def eval_classifier(dataset: str, weights: str | None, orient_weights: str | None, det_conf: float) -> None:
+def eval_classifier(dataset: str, weights: str | None, orient_weights: str | None, colour_weights: str | None,
+                    det_conf: float) -> None:
     """Score the classifier alone on crops of held-out render folders (detector boxes and jittered
-    truth boxes), and the orientation net on the pyramid crops when there is one."""
+    truth boxes), the orientation net on the pyramid crops when there is one, and the colour
+    model on the pieces' truth-mask pixels when there is one."""
     from zendo.cli import UserError
 
+    from . import colors
     from .classify import DEFAULT_CLASSIFIER, ClassifierError, load_classifier, score, score_orientation
 
     try:
         clf = load_classifier(weights or DEFAULT_CLASSIFIER, orient_weights)
-    except ClassifierError as exc:
+        reader = colors.load_color_reader(colour_weights)
+    except (ClassifierError, colors.ColorModelError) as exc:
         raise UserError(str(exc)) from None
     folders = _folders((dataset,))
     x, y, o = _examples(folders, det_conf, 1)
     out = {"dataset": dataset, "frames": len(folders), **score(clf, x, y)}
     if clf.orient_net is not None:
         out["orientation"] = score_orientation(clf, x[o >= 0], o[o >= 0])
+    if reader is not None:
+        out["colour"] = colors.score(reader, *colors.build_samples(folders, seed=1, progress=False))
     click.echo(json.dumps(out, indent=2))
 
 

@@ -1,0 +1,206 @@
+"""The colour of a handful of pixels (a tower's lower band), read against the table around them.
+
+Why: the crop classifier reads a piece from a 96 mm window, so where one piece shows only as a
+band a few millimetres high under another (a tower of two pieces of one size), the window is
+the upper piece and so is the reading: on the tuning set 10 of 12 lower pieces the towers stage
+added got the upper one's colour. Yet the colour itself is plain in the band's own pixels. A
+tiny net reads a pixel set's median and quartiles of R, G, B beside the table's median colour
+(the table tells it the light and the white balance, which the renderer randomises); trained on
+the truth masks of the classifier's render folders, it reads the pixels of held-out pieces
+99.9 % right, bands under 6 mm as well (`zendo eval-classifier --task colour`).
+
+What it is not: a way to find pieces. Which pixels are the piece's is the caller's question
+(the towers stage answers it in 3-D).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from zendo.pieces import RAINBOW_COLORS
+
+from .detect import MODELS_DIR
+
+DEFAULT_COLOR_MODEL = MODELS_DIR / "zendo-colour.pt"
+N_FEATURES = 12
+TABLE_MM = 1.5  # a point this close to the table plane is the table
+BAND_TOP_MM = 6.0  # training: a piece's pixels this low are a band like a tower's
+MIN_PX = 5  # fewer pixels than this are not read
+
+
+class ColorModelError(RuntimeError):
+    """The colour model cannot run (missing or foreign weights); the message is one line."""
+
+
+def _mlp():
+    import torch.nn as nn
+
+    return nn.Sequential(nn.Linear(N_FEATURES, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
+                         nn.Linear(64, len(RAINBOW_COLORS)))
+
+
+def table_color(rgb: np.ndarray, heights: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """The table's median colour (0-1 RGB) over every fourth pixel that lies on the plane."""
+    sub = (slice(None, None, 2), slice(None, None, 2))
+    on = valid[sub] & (np.abs(heights[sub]) < TABLE_MM)
+    if not on.any():
+        return np.full(3, 0.5, np.float32)
+    return np.median(rgb[sub][on].astype(np.float32) / 255, axis=0)
+
+
+def features(pixels: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """(N, 3) uint8 RGB pixels and the table's colour -> the net's input."""
+    px = pixels.astype(np.float32) / 255
+    q25, q50, q75 = np.percentile(px, [25, 50, 75], axis=0)
+    return np.concatenate([q50, q25, q75, np.asarray(table, np.float32)]).astype(np.float32)
+
+
+class ColorReader:
+    """Trained weights -> (colour, probability) of a pixel set."""
+
+    def __init__(self, weights: str | Path = DEFAULT_COLOR_MODEL):
+        import torch
+
+        weights = Path(weights)
+        if not weights.is_file():
+            raise ColorModelError(f"{weights}: no colour model (train it with `zendo train-classifier --task colour`)")
+        try:
+            blob = torch.load(weights, map_location="cpu", weights_only=True)
+            net = _mlp()
+            net.load_state_dict(blob["state_dict"])
+        except Exception as exc:  # a broken or foreign file
+            raise ColorModelError(f"{weights}: cannot load ({exc.__class__.__name__})") from None
+        self.net = net.eval()
+        self.weights = weights
+
+    def probabilities(self, f: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            return torch.softmax(self.net(torch.from_numpy(np.atleast_2d(f).astype(np.float32))), dim=1).numpy()
+
+    def read(self, pixels: np.ndarray, table: np.ndarray) -> tuple[str, float] | None:
+        """The pixels' colour and its probability; None for fewer than MIN_PX pixels."""
+        if len(pixels) < MIN_PX:
+            return None
+        p = self.probabilities(features(pixels, table))[0]
+        k = int(p.argmax())
+        return RAINBOW_COLORS[k], float(p[k])
+
+
+def load_color_reader(weights: str | Path | None = None) -> ColorReader | None:
+    """The committed colour model when it is there (towers then read bands by the crop classifier
+    alone, as before, when it is not)."""
+    path = Path(weights) if weights else DEFAULT_COLOR_MODEL
+    if weights is None and not path.is_file():
+        return None
+    return ColorReader(path)
+
+
+# --------------------------------------------------------------------------- training data
+
+
+SAMPLE_KINDS = ("whole", "fifth", "band")
+
+
+def folder_samples(folder: Path, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features and colour labels from one render folder's truth mask: per visible piece its
+    whole visible part, a random fifth of it (a partly hidden piece) and its pixels under
+    BAND_TOP_MM (a tower's band). The table is found from the truth's camera pose, which is
+    fine for labels; at run time it comes from calibration. Returns (features, colour labels,
+    SAMPLE_KINDS index)."""
+    import json
+
+    import cv2
+
+    truth = json.loads((folder / "truth.json").read_text())
+    rgb = cv2.cvtColor(cv2.imread(str(folder / "color.png"), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+    mask = cv2.imread(str(folder / "mask.png"), cv2.IMREAD_UNCHANGED)
+    depth = cv2.imread(str(folder / "depth.png"), cv2.IMREAD_UNCHANGED).astype(np.float32)
+    k = truth["intrinsics"]
+    depth *= float(k.get("depth_scale_mm", 1.0))
+    h, w = depth.shape
+    u, v = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
+    cam = np.stack([(u - k["ppx"]) * depth / k["fx"], (v - k["ppy"]) * depth / k["fy"], depth], -1)
+    T = np.asarray(truth["camera_to_table"], np.float32)
+    heights = cam @ T[2, :3] + T[2, 3]
+    valid = depth > 0
+    table = table_color(rgb, heights, valid)
+    xs, ys, kinds = [], [], []
+    for o in truth["objects"]:
+        if o["kind"] != "piece" or o["color"] not in RAINBOW_COLORS:
+            continue
+        mine = mask == o["mask_value"]
+        label = RAINBOW_COLORS.index(o["color"])
+        rows, cols = np.nonzero(mine)
+        if len(rows) < MIN_PX:
+            continue
+        sets = [(0, rgb[rows, cols])]
+        if len(rows) >= 2 * MIN_PX:
+            pick = rng.choice(len(rows), max(MIN_PX, len(rows) // 5), replace=False)
+            sets.append((1, rgb[rows[pick], cols[pick]]))
+        band = mine & valid & (heights < BAND_TOP_MM)
+        if band.sum() >= MIN_PX:
+            sets.append((2, rgb[band]))
+        for kind, s in sets:
+            xs.append(features(s, table))
+            ys.append(label)
+            kinds.append(kind)
+    return np.array(xs, np.float32).reshape(-1, N_FEATURES), np.array(ys, np.int64), np.array(kinds, np.int64)
+
+
+def build_samples(folders: Iterable[Path], seed: int = 0, progress: bool = True
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from tqdm import tqdm
+
+    rng = np.random.default_rng(seed)
+    parts = [folder_samples(f, rng) for f in tqdm(list(folders), desc="colour samples", disable=not progress, leave=False)]
+    if not parts:
+        return np.zeros((0, N_FEATURES), np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+
+
+# --------------------------------------------------------------------------- training
+
+
+def train(x: np.ndarray, y: np.ndarray, *, epochs: int = 60, batch: int = 256, lr: float = 3e-3, seed: int = 0
+          ) -> tuple[dict, list[dict]]:
+    """Train from scratch (seconds on a CPU); the final epoch's state dict and a loss history."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    net = _mlp()
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    X, Y = torch.from_numpy(x), torch.from_numpy(y)
+    history = []
+    for ep in range(epochs):
+        perm = torch.randperm(len(X), generator=g)
+        tot = 0.0
+        for i in range(0, len(X), batch):
+            b = perm[i:i + batch]
+            loss = F.cross_entropy(net(X[b]), Y[b])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tot += float(loss.detach()) * len(b)
+        history.append({"epoch": ep + 1, "loss": round(tot / max(len(X), 1), 4)})
+    return net.state_dict(), history
+
+
+def score(reader: ColorReader, x: np.ndarray, y: np.ndarray, kinds: np.ndarray) -> dict:
+    """Accuracy (overall and per SAMPLE_KINDS) and the confusions of held-out samples."""
+    if len(x) == 0:
+        return {"samples": 0}
+    pred = reader.probabilities(x).argmax(1)
+    by_kind = {name: round(100.0 * float(np.mean(pred[kinds == k] == y[kinds == k])), 2)
+               for k, name in enumerate(SAMPLE_KINDS) if (kinds == k).any()}
+    wrong: dict[str, int] = {}
+    for t, p in zip(y[pred != y], pred[pred != y]):
+        key = f"{RAINBOW_COLORS[t]}->{RAINBOW_COLORS[p]}"
+        wrong[key] = wrong.get(key, 0) + 1
+    return {"samples": int(len(x)), "accuracy_pct": round(100.0 * float(np.mean(pred == y)), 2),
+            "accuracy_by_kind_pct": by_kind, "confusions": dict(sorted(wrong.items(), key=lambda kv: -kv[1]))}
