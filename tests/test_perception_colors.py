@@ -48,7 +48,8 @@ def test_the_colour_model_reads_a_piece_of_every_colour_from_its_pixels():
     reader = ColorReader()
     for c in colors:
         got = reader.read(pixels_of(r, c), table)
-        assert got is not None and got[0] == c, (c, got)
+        assert got is not None and got.color == c, (c, got)
+        assert got.runner_up != c and got.p + got.runner_up_p <= 1.0 + 1e-6
 
 
 @needs_model
@@ -58,7 +59,7 @@ def test_a_towers_lower_band_reads_as_the_lower_pieces_colour():
     h, valid = heights_of(r)
     band = pixels_of(r, "a", h < BAND_TOP_MM)
     assert len(band) >= MIN_PX
-    assert ColorReader().read(band, table_color(r.color, h, valid))[0] == "yellow"
+    assert ColorReader().read(band, table_color(r.color, h, valid)).color == "yellow"
 
 
 @needs_model

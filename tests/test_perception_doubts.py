@@ -511,3 +511,14 @@ def test_a_piece_near_the_pictures_edge_raises_an_edge_doubt_towards_it_and_one_
     assert out[0]["kind"] == "edge" and out[0]["toward"][0] > 0.9
     inside = upright(Spec("p3", "red", "small"), (260.0, 0.0), 0)  # its koan gap all in view
     assert edge_doubts(Scene((inside,)), project, shape) == []
+
+
+def test_an_alternative_class_named_twice_for_a_piece_is_one_doubt():
+    """The towers stage's band reading and the classifier's box reading may name the same class."""
+    from vision.doubts import without_repeats
+
+    a = {"kind": "class", "piece": "p1", "color": "blue", "size": "small", "p": 0.2}
+    b = {"kind": "class", "piece": "p1", "color": "blue", "size": "small", "p": 0.07}
+    c = {"kind": "class", "piece": "p2", "color": "blue", "size": "small"}
+    d = {"kind": "absent", "piece": "p1", "confidence": 0.3}
+    assert without_repeats([a, d, b, c, d]) == [a, d, c, d]

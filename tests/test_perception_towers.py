@@ -138,3 +138,16 @@ def test_a_lower_pieces_band_is_what_shows_under_the_upper_ones_rim():
     assert rim == pytest.approx(rest_offset("large", "large"), abs=0.1)
     assert band.tolist() == (pts[:, 2] < rim - BAND_MARGIN_MM).tolist()
     assert band.any() and not band.all()
+
+
+def test_a_bands_runner_up_colour_within_reach_is_a_class_doubt():
+    """A blue band in shadow can read black: the Master hears the blue alternative, as for any
+    reading whose runner-up is within reach."""
+    from vision.colors import ColorReading
+    from vision.doubts import CLASS_DOUBT_P
+    from vision.towers import _runner_up_doubt
+
+    piece = upright(Spec("p3", "black", "small"), (0, 0), 0)
+    near = _runner_up_doubt(piece, ColorReading("black", 0.9, "blue", 0.08))
+    assert near == [{"kind": "class", "piece": "p3", "color": "blue", "size": "small", "p": 0.08}]
+    assert _runner_up_doubt(piece, ColorReading("black", 0.99, "blue", CLASS_DOUBT_P / 2)) == []

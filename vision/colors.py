@@ -14,6 +14,7 @@ What it is not: a way to find pieces. Which pixels are the piece's is the caller
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -57,6 +58,16 @@ def features(pixels: np.ndarray, table: np.ndarray) -> np.ndarray:
     return np.concatenate([q50, q25, q75, np.asarray(table, np.float32)]).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class ColorReading:
+    """What a pixel set reads as, with the runner-up (a class doubt where it is within reach)."""
+
+    color: str
+    p: float
+    runner_up: str
+    runner_up_p: float
+
+
 class ColorReader:
     """Trained weights -> (colour, probability) of a pixel set."""
 
@@ -81,13 +92,13 @@ class ColorReader:
         with torch.inference_mode():
             return torch.softmax(self.net(torch.from_numpy(np.atleast_2d(f).astype(np.float32))), dim=1).numpy()
 
-    def read(self, pixels: np.ndarray, table: np.ndarray) -> tuple[str, float] | None:
-        """The pixels' colour and its probability; None for fewer than MIN_PX pixels."""
+    def read(self, pixels: np.ndarray, table: np.ndarray) -> ColorReading | None:
+        """The pixels' colour and the runner-up; None for fewer than MIN_PX pixels."""
         if len(pixels) < MIN_PX:
             return None
         p = self.probabilities(features(pixels, table))[0]
-        k = int(p.argmax())
-        return RAINBOW_COLORS[k], float(p[k])
+        a, b = (int(k) for k in np.argsort(-p)[:2])
+        return ColorReading(RAINBOW_COLORS[a], float(p[a]), RAINBOW_COLORS[b], float(p[b]))
 
 
 def load_color_reader(weights: str | Path | None = None) -> ColorReader | None:

@@ -64,6 +64,21 @@ def class_doubts(fits, verdicts) -> list[dict]:
     return out
 
 
+def without_repeats(doubts: list[dict]) -> list[dict]:
+    """Each class doubt once per piece and class: the towers stage's band reading and the
+    classifier's reading of the same box may name the same alternative."""
+    seen: set[tuple] = set()
+    out = []
+    for d in doubts:
+        if d["kind"] == "class":
+            key = (d["piece"], d["color"], d["size"])
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(d)
+    return out
+
+
 def misfit_doubts(fits) -> list[dict]:
     """A "misfit" doubt where a piece fitted from its own depth points explains them poorly."""
     return [{"kind": "misfit", "piece": f.piece.id,

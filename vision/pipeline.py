@@ -20,7 +20,7 @@ from zendo.scene import Piece, Scene, Stone
 
 from .classify import PieceClassifier, load_classifier
 from .detect import Detections, Detector
-from .doubts import frame_doubts
+from .doubts import frame_doubts, without_repeats
 from .frames import Frame
 from .nested import find_nested
 from .pairs import split_pairs
@@ -330,7 +330,7 @@ class Pipeline:
         """The frame's scene with its doubts (vision/doubts.py, and the towers and unboxed stages')
         in its perception block."""
         pts, valid = heights
-        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid, project) + stage_doubts
+        doubts = without_repeats(frame_doubts(scene, fits, det, verdicts, pts, valid, project) + stage_doubts)
         perception = {**scene.extra.get("perception", {}), "doubts": doubts}
         return replace(scene, extra={**scene.extra, "perception": perception})
 

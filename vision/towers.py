@@ -32,8 +32,9 @@ from zendo.pieces import SIZES
 from zendo.scene import Piece, Scene
 
 from .classes import PYRAMID_CLASSES
-from .colors import table_color
+from .colors import ColorReading, table_color
 from .detect import Detections
+from .doubts import CLASS_DOUBT_P
 from .pose import (
     PieceFit,
     _free_space,
@@ -199,34 +200,43 @@ def _band_points(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray
 
 
 def _band_color_reader(frame, heights, reader):
-    """read(points, pix, min_px) -> (colour, p, points) or None: the colour model on the pixels of
-    the chosen points (a band), against the table's colour (measured once, when first needed).
-    Always None without a colour model."""
+    """read(points, pix, min_px) -> ColorReading or None: the colour model on the pixels of the
+    chosen points (a band), against the table's colour (measured once, when first needed); None
+    for fewer than min_px pixels, a reading under BAND_P, or no colour model."""
     table_rgb = []
 
-    def read(band: np.ndarray, pix: np.ndarray, min_px: int):
+    def read(band: np.ndarray, pix: np.ndarray, min_px: int) -> ColorReading | None:
         if reader is None or band.sum() < min_px:
             return None
         if not table_rgb:
             table_pts, seen = heights
             table_rgb.append(table_color(frame.color, table_pts[..., 2], seen))
         got = reader.read(frame.color[pix[band, 0], pix[band, 1]], table_rgb[0])
-        return None if got is None else (got[0], got[1], band)
+        return got if got is not None and got.p >= BAND_P else None
 
     return read
 
 
+def _runner_up_doubt(piece: Piece, reading: ColorReading) -> list[dict]:
+    """A class doubt for the band's runner-up colour where it is within reach (CLASS_DOUBT_P, as
+    for the classifier's readings): a band in shadow can pass for black."""
+    if reading.runner_up == reading.color or reading.runner_up_p < CLASS_DOUBT_P:
+        return []
+    return [{"kind": "class", "piece": piece.id, "color": reading.runner_up, "size": piece.size,
+             "p": round(reading.runner_up_p, 3)}]
+
+
 def _color_tower(scored: list[Candidate], base: Piece, pieces, pts, pix, band_color, depth_mm, to_cam, intr):
-    """(candidate, colour, p, band box, None) for the same-size piece under `base` that depth
+    """(candidate, band reading, band box, None) for the same-size piece under `base` that depth
     left in doubt, when its band shows another colour surely (BAND_MIN_PX, BAND_P)."""
     c = next((c for c in _stacked_candidates(scored, base, depth_mm, to_cam, intr) if c.where == "under"), None)
     if c is None:
         return None
-    got = band_color(_band_points(c, pieces, base, pts), pix, BAND_MIN_PX)
-    if got is None or got[1] < BAND_P or got[0] == base.color:
+    band = _band_points(c, pieces, base, pts)
+    got = band_color(band, pix, BAND_MIN_PX)
+    if got is None or got.color == base.color:
         return None
-    color, p, band = got
-    return c, color, p, pixel_box(pix[band]), None
+    return c, got, pixel_box(pix[band]), None
 
 
 def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,
@@ -263,20 +273,23 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         if added is None and classifier is not None:
             added = _color_tower(scored, base, pieces, pts, px, band_color, depth, to_cam, intr)
             if added is not None:
-                doubts.append({"kind": "absent", "piece": added[0].added.id, "confidence": round(added[2], 3),
+                doubts.append({"kind": "absent", "piece": added[0].added.id, "confidence": round(added[1].p, 3),
                                "why": "band"})
         if added is None:
             d = stacked_doubt(scored, base, depth, to_cam, intr)
             if d is not None:
                 doubts.append(d)
             continue
-        best, color, p_color, box, v = added
+        best, reading, box, v = added
+        color, p_color = reading.color, reading.p
         piece = replace(best.added, color=color)
+        doubts += _runner_up_doubt(piece, reading)
         lower = best.moved
         if best.where == "on":  # the fitted piece is the lower one now: its box read the upper one's colour
             got = band_color(_under_rim(lower, piece, pts), px, BAND_MIN_PX)
-            if got is not None and got[1] >= BAND_P:
-                lower = replace(lower, color=got[0])
+            if got is not None:
+                lower = replace(lower, color=got.color)
+                doubts += _runner_up_doubt(lower, got)
         pieces[i] = lower
         fits[i] = replace(fits[i], piece=lower)
         pieces.append(piece)
@@ -294,9 +307,10 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
 
 
 def _add(options: list[Candidate], pieces, base, pts, px, band_color, frame, table, heights, classifier):
-    """(candidate, colour, its probability, band box, verdict) for the neighbour to add, or None when no candidate
-    is within the free-space limit or the classifier does not read a pyramid there. The colour is
-    the band's own (the colour model) where that reads BAND_MIN_PX pixels BAND_P surely."""
+    """(candidate, colour reading, band box, verdict) for the neighbour to add, or None when no
+    candidate is within the free-space limit or the classifier does not read a pyramid there. The
+    colour is the band's own (the colour model) where that reads BAND_MIN_PX pixels BAND_P surely,
+    else the classifier's (no runner-up then: its verdict raises the class doubts)."""
     if not options or options[0].gain < TOWER_GAIN_POINTS:
         return None
     best, box, v = _read(options, pieces, base, pts, px, frame, table, heights, classifier)
@@ -306,9 +320,9 @@ def _add(options: list[Candidate], pieces, base, pts, px, band_color, frame, tab
     if color is None or p_color < MIN_CLASS_P:
         return None
     band = band_color(_band_points(best, pieces, base, pts), px, BAND_MIN_PX)
-    if band is not None and band[1] >= BAND_P:
-        color, p_color = band[0], band[1]
-    return best, color, p_color, box, v
+    if band is not None:
+        return best, band, box, v
+    return best, ColorReading(color, p_color, color, 0.0), box, v
 
 
 def _read(options: list[Candidate], pieces, base, pts, px, frame, table, heights, classifier):
