@@ -46,3 +46,42 @@ def test_a_nested_piece_the_camera_cannot_tell_is_left_to_the_covers_doubt(inner
     res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "blue_large"))
     assert nested_pieces(res) == []
     assert [d["piece"] for d in doubts_of(res, "covers")] == [res.scene.pieces[0].id]
+
+
+def torn_on_nested_bases(monkeypatch, read_as: str):
+    """The committed classifier, but torn between sizes on the nested stage's probes (as on a base
+    a few pixels across): `read_as` at 0.5, the same colour's medium at 0.3."""
+    from dataclasses import replace
+
+    from vision.classes import CLASS_ID
+    from vision.classify import PieceClassifier
+
+    real = PieceClassifier.verdicts
+
+    def verdicts(self, frame, table, det, heights=None):
+        out = real(self, frame, table, det, heights)
+        if len(det) and (det.class_id == 0).all() and (det.confidence == 1.0).all():  # find_nested's probe
+            color = read_as.split("_")[0]
+            out = [replace(v, class_id=CLASS_ID[read_as], confidence=0.5, runner_up=CLASS_ID[f"{color}_medium"],
+                           runner_up_p=0.3) if v is not None else None for v in out]
+        return out
+
+    monkeypatch.setattr(PieceClassifier, "verdicts", verdicts)
+
+
+@pytest.mark.parametrize("read_as,colors,found", [("red_small", True, True), ("red_small", False, False),
+                                                  ("green_small", True, False)],
+                         ids=["base-shows-that-colour", "no-colour-model", "base-shows-another-colour"])
+def test_an_unsure_reading_of_a_nested_piece_counts_where_its_base_shows_that_colour(monkeypatch, tmp_path,
+                                                                                    read_as, colors, found):
+    """Under MIN_P the classifier's reading alone adds nothing; down to SEEN_P it does where the
+    colour model reads the same colour in the inner base's own pixels."""
+    from vision import classify
+
+    torn_on_nested_bases(monkeypatch, read_as)
+    if not colors:
+        monkeypatch.setattr(classify, "DEFAULT_COLOR_MODEL", tmp_path / "none.pt")
+    truth = nested_lying(Spec("a", "blue", "large"), Spec("b", "red", "small"), (0, 0), TOWARDS_CAMERA)
+    r, frame, cal = render_table(truth)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "blue_large"))
+    assert [(p.color, p.size) for p in nested_pieces(res)] == ([("red", "small")] if found else [])

@@ -11,8 +11,11 @@ How: for each medium or large piece lying on the table with its base towards the
 smaller piece it could hold is placed in its cavity as it rests there (`zendo.doubts.nested_inside`,
 against the lower wall: the covers doubt's geometry) and the classifier reads the box of that
 piece's base in the image. A reading of that size, of a colour other than the outer piece's, with
-p >= MIN_P is added; the best one per outer piece. An inner piece of the outer's own colour cannot
-be told from the outer's cavity and stays a covers doubt, as before.
+p >= MIN_P is added; the best one per outer piece. A base a few pixels across leaves the
+classifier torn between sizes (900006: red small 0.54, red medium 0.33), so a reading down to
+SEEN_P also counts where the colour model (vision/colors.py) reads the same colour in the base's
+own pixels. An inner piece of the outer's own colour cannot be told from the outer's cavity and
+stays a covers doubt, as before.
 """
 from __future__ import annotations
 
@@ -28,7 +31,9 @@ from .classes import PYRAMID_CLASSES
 from .detect import Detections
 from .pose import PieceFit, next_piece_id, scene_with
 
-MIN_P = 0.7  # the classifier must read the inner piece this surely
+MIN_P = 0.7  # the classifier must read the inner piece this surely,
+SEEN_P = 0.3  # or this surely where the colour model reads the same colour in its base's pixels
+SEEN_COLOR_P = 0.8  # this surely (tuning sets: 4 and 5 more inner pieces found, 1 false one on each)
 LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies
 MIN_BASE_PX = 40.0  # the inner piece's base must cover this many pixels' box to be read
 ALREADY_MM = 12.0  # a fitted piece this close to the nested place is that piece, found already
@@ -63,6 +68,30 @@ def _candidates(scene: Scene, camera_at: np.ndarray, project, shape) -> list[tup
     return out
 
 
+def _base_color_reader(frame, heights, project, reader):
+    """seen(inner) -> the colour the colour model reads SEEN_COLOR_P surely in the pixels of the
+    inner piece's base (its projected outline, a pixel in from the edge, where the outer's rim
+    shows), or None. The table's colour is measured once, when first needed."""
+    import cv2
+
+    from .colors import table_color
+
+    table_rgb = []
+
+    def seen(q) -> str | None:
+        if reader is None:
+            return None
+        m = np.zeros(frame.depth_mm.shape, np.uint8)
+        cv2.fillConvexPoly(m, np.round(project(q.vertices[:4])).astype(np.int32), 1)
+        m = cv2.erode(m, np.ones((3, 3), np.uint8)).astype(bool)
+        if not table_rgb:
+            table_rgb.append(table_color(frame.color, heights[0][..., 2], heights[1]))
+        got = reader.read(frame.color[m], table_rgb[0])
+        return got.color if got is not None and got.p >= SEEN_COLOR_P else None
+
+    return seen
+
+
 def find_nested(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights, table,
                 project, classifier) -> tuple[Scene, list[PieceFit], Detections, list]:
     """The scene with the nested pieces the classifier reads through lying pieces' bases; each
@@ -76,11 +105,14 @@ def find_nested(frame, scene: Scene, fits: list[PieceFit], detections: Detection
     probe = Detections(np.stack([b for _, _, b in cands]), np.zeros(len(cands), int), np.ones(len(cands), np.float32))
     read = classifier.verdicts(frame, table, probe, heights)
     best: dict[int, tuple] = {}  # outer index -> (inner piece, its base's box, verdict, colour)
+    seen_color = _base_color_reader(frame, heights, project, getattr(classifier, "colors", None))
     for (i, q, box), v in zip(cands, read):
-        if v is None or v.class_id >= len(PYRAMID_CLASSES) or v.confidence < MIN_P:
+        if v is None or v.class_id >= len(PYRAMID_CLASSES) or v.confidence < SEEN_P:
             continue
         color, size = PYRAMID_CLASSES[v.class_id].split("_")
         if size != q.size or color == scene.pieces[i].color:
+            continue
+        if v.confidence < MIN_P and seen_color(q) != color:
             continue
         if i not in best or v.confidence > best[i][2].confidence:
             best[i] = (q, box, v, color)
