@@ -144,10 +144,9 @@ def test_a_bands_runner_up_colour_within_reach_is_a_class_doubt():
     """A blue band in shadow can read black: the Master hears the blue alternative, as for any
     reading whose runner-up is within reach."""
     from vision.colors import ColorReading
-    from vision.doubts import CLASS_DOUBT_P
-    from vision.towers import _runner_up_doubt
+    from vision.towers import BAND_DOUBT_P, _runner_up_doubt
 
     piece = upright(Spec("p3", "black", "small"), (0, 0), 0)
-    near = _runner_up_doubt(piece, ColorReading("black", 0.9, "blue", 0.08))
-    assert near == [{"kind": "class", "piece": "p3", "color": "blue", "size": "small", "p": 0.08}]
-    assert _runner_up_doubt(piece, ColorReading("black", 0.99, "blue", CLASS_DOUBT_P / 2)) == []
+    near = _runner_up_doubt(piece, ColorReading("black", 0.95, "blue", 0.04))
+    assert near == [{"kind": "class", "piece": "p3", "color": "blue", "size": "small", "p": 0.04}]
+    assert _runner_up_doubt(piece, ColorReading("black", 0.99, "blue", BAND_DOUBT_P / 2)) == []

@@ -34,7 +34,6 @@ from zendo.scene import Piece, Scene
 from .classes import PYRAMID_CLASSES
 from .colors import ColorReading, table_color
 from .detect import Detections
-from .doubts import CLASS_DOUBT_P
 from .pose import (
     PieceFit,
     _free_space,
@@ -60,6 +59,8 @@ MIN_CLASS_P = 0.5  # the classifier must read a pyramid in the added piece's ban
 BAND_MARGIN_MM = 1.0  # a lower piece's band: its points at least this far under the upper one's rim
 BAND_MIN_PX = 8  # the colour model reads a band of this many pixels; its reading counts this surely:
 BAND_P = 0.8  # (tuning sets: 8 px / 0.8 gave 11 more right classes on each, 12 px / 0.9 gave 9 and 6)
+BAND_DOUBT_P = 0.02  # a band's runner-up colour this likely is a class doubt: a few pixels are read less
+# surely than a crop (the classifier's CLASS_DOUBT_P is 0.05; a blue band in shadow read black 0.95, blue 0.04)
 
 
 @dataclass(frozen=True)
@@ -218,9 +219,9 @@ def _band_color_reader(frame, heights, reader):
 
 
 def _runner_up_doubt(piece: Piece, reading: ColorReading) -> list[dict]:
-    """A class doubt for the band's runner-up colour where it is within reach (CLASS_DOUBT_P, as
-    for the classifier's readings): a band in shadow can pass for black."""
-    if reading.runner_up == reading.color or reading.runner_up_p < CLASS_DOUBT_P:
+    """A class doubt for the band's runner-up colour where it is within reach (BAND_DOUBT_P): a
+    band in shadow can pass for black."""
+    if reading.runner_up == reading.color or reading.runner_up_p < BAND_DOUBT_P:
         return []
     return [{"kind": "class", "piece": piece.id, "color": reading.runner_up, "size": piece.size,
              "p": round(reading.runner_up_p, 3)}]
