@@ -99,3 +99,22 @@ def test_train_classifier_trains_the_colour_model_from_truth_masks(tmp_path):
     assert scored["samples"] == doc["samples"]  # the same pixel sets, another random fifth
     assert scored["accuracy_pct"] > 80.0  # its own training pixels, after 200 epochs
     assert set(scored["accuracy_by_kind_pct"]) <= {"whole", "fifth", "band"}
+
+
+@needs_model
+def test_a_frames_table_colour_is_measured_once_and_only_when_a_colour_is_read(monkeypatch):
+    """The towers and nested stages share one FrameColors per frame: a frame where nothing reads a
+    colour does not pay for the table's median, one where both do pays once."""
+    import vision.colors as colors
+
+    truth = [upright(Spec("a", "green", "medium"), (0, 0), 0)]
+    r, _, _ = render_table(truth)
+    calls = []
+    real = colors.table_color
+    monkeypatch.setattr(colors, "table_color", lambda *a: calls.append(1) or real(*a))
+    fc = colors.FrameColors(ColorReader(), r.color, (np.zeros((*r.depth.shape, 3), np.float32), r.depth > 0))
+    rows, cols = np.nonzero(r.mask == 1)
+    assert fc.read(rows[:MIN_PX - 1], cols[:MIN_PX - 1]) is None and calls == []
+    assert fc.read(rows, cols).color == "green" and fc.read(rows, cols).color == "green"
+    assert calls == [1]
+    assert colors.FrameColors(None, r.color, fc.heights).read(rows, cols) is None

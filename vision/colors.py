@@ -101,6 +101,27 @@ class ColorReader:
         return ColorReading(RAINBOW_COLORS[a], float(p[a]), RAINBOW_COLORS[b], float(p[b]))
 
 
+class FrameColors:
+    """The colour model on one frame: pixel sets (as image rows and columns) read against the
+    frame's table colour, which is measured once, when first needed (2.8 ms: a frame where no
+    stage reads a colour does not pay it)."""
+
+    def __init__(self, reader: ColorReader | None, rgb: np.ndarray, heights: tuple[np.ndarray, np.ndarray]):
+        self.reader = reader
+        self.rgb = rgb
+        self.heights = heights
+        self._table: np.ndarray | None = None
+
+    def read(self, rows: np.ndarray, cols: np.ndarray) -> ColorReading | None:
+        """None without a colour model or for fewer than MIN_PX pixels."""
+        if self.reader is None or len(rows) < MIN_PX:
+            return None
+        if self._table is None:
+            table_pts, valid = self.heights
+            self._table = table_color(self.rgb, table_pts[..., 2], valid)
+        return self.reader.read(self.rgb[rows, cols], self._table)
+
+
 def load_color_reader(weights: str | Path | None = None) -> ColorReader | None:
     """The committed colour model when it is there (towers then read bands by the crop classifier
     alone, as before, when it is not)."""

@@ -28,6 +28,7 @@ from zendo.pieces import PYRAMID_SIZES, SIZES
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
+from .colors import FrameColors
 from .detect import Detections
 from .pose import PieceFit, next_piece_id, scene_with
 
@@ -68,32 +69,20 @@ def _candidates(scene: Scene, camera_at: np.ndarray, project, shape) -> list[tup
     return out
 
 
-def _base_color_reader(frame, heights, project, reader):
-    """seen(inner) -> the colour the colour model reads SEEN_COLOR_P surely in the pixels of the
-    inner piece's base (its projected outline, a pixel in from the edge, where the outer's rim
-    shows), or None. The table's colour is measured once, when first needed."""
+def _base_color(colors: FrameColors, q, project) -> str | None:
+    """The colour the colour model reads SEEN_COLOR_P surely in the pixels of the inner piece's
+    base (its projected outline, a pixel in from the edge, where the outer's rim shows), or None."""
     import cv2
 
-    from .colors import table_color
-
-    table_rgb = []
-
-    def seen(q) -> str | None:
-        if reader is None:
-            return None
-        m = np.zeros(frame.depth_mm.shape, np.uint8)
-        cv2.fillConvexPoly(m, np.round(project(q.vertices[:4])).astype(np.int32), 1)
-        m = cv2.erode(m, np.ones((3, 3), np.uint8)).astype(bool)
-        if not table_rgb:
-            table_rgb.append(table_color(frame.color, heights[0][..., 2], heights[1]))
-        got = reader.read(frame.color[m], table_rgb[0])
-        return got.color if got is not None and got.p >= SEEN_COLOR_P else None
-
-    return seen
+    m = np.zeros(colors.rgb.shape[:2], np.uint8)
+    cv2.fillConvexPoly(m, np.round(project(q.vertices[:4])).astype(np.int32), 1)
+    rows, cols = np.nonzero(cv2.erode(m, np.ones((3, 3), np.uint8)))
+    got = colors.read(rows, cols)
+    return got.color if got is not None and got.p >= SEEN_COLOR_P else None
 
 
 def find_nested(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights, table,
-                project, classifier) -> tuple[Scene, list[PieceFit], Detections, list]:
+                project, classifier, colors: FrameColors | None = None) -> tuple[Scene, list[PieceFit], Detections, list]:
     """The scene with the nested pieces the classifier reads through lying pieces' bases; each
     gets its base's box as its detection and the verdict (so class doubts treat it like any
     other piece)."""
@@ -105,14 +94,15 @@ def find_nested(frame, scene: Scene, fits: list[PieceFit], detections: Detection
     probe = Detections(np.stack([b for _, _, b in cands]), np.zeros(len(cands), int), np.ones(len(cands), np.float32))
     read = classifier.verdicts(frame, table, probe, heights)
     best: dict[int, tuple] = {}  # outer index -> (inner piece, its base's box, verdict, colour)
-    seen_color = _base_color_reader(frame, heights, project, getattr(classifier, "colors", None))
+    if colors is None:  # the frame's colour model, shared with the towers stage by the pipeline
+        colors = FrameColors(classifier.colors, frame.color, heights)
     for (i, q, box), v in zip(cands, read):
         if v is None or v.class_id >= len(PYRAMID_CLASSES) or v.confidence < SEEN_P:
             continue
         color, size = PYRAMID_CLASSES[v.class_id].split("_")
         if size != q.size or color == scene.pieces[i].color:
             continue
-        if v.confidence < MIN_P and seen_color(q) != color:
+        if v.confidence < MIN_P and _base_color(colors, q, project) != color:
             continue
         if i not in best or v.confidence > best[i][2].confidence:
             best[i] = (q, box, v, color)

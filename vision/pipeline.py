@@ -19,6 +19,7 @@ from zendo.geometry import matrix_to_quat, quat_to_matrix
 from zendo.scene import Piece, Scene, Stone
 
 from .classify import PieceClassifier, load_classifier
+from .colors import FrameColors
 from .detect import Detections, Detector
 from .doubts import frame_doubts, without_repeats
 from .frames import Frame
@@ -296,18 +297,19 @@ class Pipeline:
         scene, fits = estimate_poses(frame, det, table, self.pose_cfg, heights)
         watch.lap("pose")
         stage_doubts: list[dict] = []  # the towers and unboxed stages' doubts
+        colors = FrameColors(self.classifier.colors if self.classifier is not None else None, frame.color, heights)
         if self.cfg.pairs:
             scene, fits, det, verdicts = split_pairs(frame, scene, fits, det, verdicts, heights, table,
                                                      self.pose_cfg, self.classifier)
             watch.lap("pairs")
         if self.cfg.towers:
             scene, fits, det, verdicts, found = complete_towers(frame, scene, fits, det, verdicts, heights, table,
-                                                                self.classifier)
+                                                                self.classifier, colors)
             stage_doubts += found
             watch.lap("towers")
         if self.cfg.nested:
             scene, fits, det, verdicts = find_nested(frame, scene, fits, det, verdicts, heights, table, project,
-                                                     self.classifier)
+                                                     self.classifier, colors)
             watch.lap("nested")
         if self.cfg.unboxed:
             scene, fits, det, verdicts, found = read_blobs(frame, scene, fits, det, verdicts, heights, table,

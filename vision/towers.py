@@ -32,7 +32,7 @@ from zendo.pieces import SIZES
 from zendo.scene import Piece, Scene
 
 from .classes import PYRAMID_CLASSES
-from .colors import ColorReading, table_color
+from .colors import ColorReading, FrameColors
 from .detect import Detections
 from .pose import (
     PieceFit,
@@ -200,19 +200,15 @@ def _band_points(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray
     return _under_rim(c.added, c.moved, pts) if c.where == "under" else _own_points(c, pieces, base, pts)
 
 
-def _band_color_reader(frame, heights, reader):
+def _band_color_reader(colors: FrameColors):
     """read(points, pix, min_px) -> ColorReading or None: the colour model on the pixels of the
-    chosen points (a band), against the table's colour (measured once, when first needed); None
-    for fewer than min_px pixels, a reading under BAND_P, or no colour model."""
-    table_rgb = []
+    chosen points (a band); None for fewer than min_px pixels, a reading under BAND_P, or no
+    colour model."""
 
     def read(band: np.ndarray, pix: np.ndarray, min_px: int) -> ColorReading | None:
-        if reader is None or band.sum() < min_px:
+        if band.sum() < min_px:
             return None
-        if not table_rgb:
-            table_pts, seen = heights
-            table_rgb.append(table_color(frame.color, table_pts[..., 2], seen))
-        got = reader.read(frame.color[pix[band, 0], pix[band, 1]], table_rgb[0])
+        got = colors.read(pix[band, 0], pix[band, 1])
         return got if got is not None and got.p >= BAND_P else None
 
     return read
@@ -241,12 +237,14 @@ def _color_tower(scored: list[Candidate], base: Piece, pieces, pts, pix, band_co
 
 
 def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,
-                    table, classifier) -> tuple[Scene, list[PieceFit], Detections, list, list[dict]]:
+                    table, classifier, colors: FrameColors | None = None
+                    ) -> tuple[Scene, list[PieceFit], Detections, list, list[dict]]:
     """The scene with every tower neighbour the depth shows and the detector missed; each added
     piece gets a detection (its band's box) and the classifier's verdict, so the class and absent
     doubts treat it like any other piece. Also the "stacked" doubts of the pieces where a tower
     of one size cannot be told from one piece. Without a classifier there is no colour to give:
-    nothing is added, the doubts are still raised."""
+    nothing is added, the doubts are still raised. `colors`: the frame's colour model, shared
+    with the nested stage (made here when not given)."""
     table_pts, seen = heights
     up = seen & (table_pts[..., 2] > 2.5)
     pix = np.argwhere(up)
@@ -257,7 +255,9 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
     doubts: list[dict] = []
     depth, to_cam, intr = frame.depth_mm, table.to_camera, frame.intrinsics
     order = sorted(range(len(pieces)), key=lambda i: -fits[i].n_points)
-    band_color = _band_color_reader(frame, heights, getattr(classifier, "colors", None))
+    if colors is None:
+        colors = FrameColors(classifier.colors if classifier is not None else None, frame.color, heights)
+    band_color = _band_color_reader(colors)
     for i in order:
         base = pieces[i]
         if base.axis[2] < UPRIGHT_COS:
