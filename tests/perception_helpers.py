@@ -39,3 +39,41 @@ def perceive_one_frame(frame, cal, det: Detections):
 
 def doubts_of(result, kind: str) -> list[dict]:
     return [d for d in result.scene.extra["perception"]["doubts"] if d["kind"] == kind]
+
+
+def train_on_two_rendered_tables(tmp_path, task: str, seed: int, epochs: int) -> tuple:
+    """`zendo train-classifier --task TASK` on two fresh render folders: (data folder, weights
+    path, the command's closing JSON)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from vision.eval import write_eval_set
+    from zendo.cli import main
+
+    data = write_eval_set(tmp_path / task, 2, seed=seed)
+    out = tmp_path / f"{task}.pt"
+    res = CliRunner().invoke(main, ["train-classifier", "--task", task, "--data", str(data),
+                                    "--epochs", str(epochs), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    return data, out, json.loads(res.output.strip().splitlines()[-1])
+
+
+def eval_classifier_block(data, option: str, weights, block: str) -> dict:
+    """One block of `zendo eval-classifier --dataset DATA OPTION WEIGHTS`'s JSON."""
+    import json
+
+    from click.testing import CliRunner
+
+    from zendo.cli import main
+
+    res = CliRunner().invoke(main, ["eval-classifier", "--dataset", str(data), option, str(weights)])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output[res.output.index("{"):])[block]
+
+
+def broken_weights(tmp_path):
+    """A weights file that is not a model (a truncated download, a foreign file)."""
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a model")
+    return bad

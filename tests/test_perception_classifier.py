@@ -13,10 +13,20 @@ import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
+from perception_helpers import broken_weights, eval_classifier_block, train_on_two_rendered_tables
 
 from vision.classes import CLASS_ID
-from vision.classify import (BACKGROUND, CROP_MM, CROP_PX, DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_CLASSES,
-                             N_ORIENTATIONS, ClassifierError, PieceClassifier, crops)
+from vision.classify import (
+    BACKGROUND,
+    CROP_MM,
+    CROP_PX,
+    DEFAULT_CLASSIFIER,
+    N_CLASSES,
+    N_ORIENTATIONS,
+    ClassifierError,
+    PieceClassifier,
+    crops,
+)
 from vision.detect import Detections
 from zendo.build import Spec, flat, upright
 from zendo.cli import main
@@ -144,10 +154,8 @@ def test_merged_detections_give_a_part_nobody_read_even_odds():
 def test_missing_classifier_weights_are_one_line(tmp_path):
     with pytest.raises(ClassifierError, match="no classifier weights"):
         PieceClassifier(tmp_path / "none.pt")
-    bad = tmp_path / "bad.pt"
-    bad.write_bytes(b"not a model")
     with pytest.raises(ClassifierError, match="cannot load"):
-        PieceClassifier(bad)
+        PieceClassifier(broken_weights(tmp_path))
 
 
 def test_perceive_names_a_missing_classifier_in_one_line(tmp_path):
@@ -191,20 +199,11 @@ def test_train_classifier_runs_one_epoch_on_rendered_folders(tmp_path):
 
 
 def test_train_classifier_trains_the_orientation_net_for_one_epoch(tmp_path):
-    from vision.eval import write_eval_set
-
-    data = write_eval_set(tmp_path / "ori", 2, seed=424243)
-    out = tmp_path / "orient.pt"
-    res = CliRunner().invoke(main, ["train-classifier", "--task", "orientation", "--data", str(data),
-                                    "--epochs", "1", "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    doc = json.loads(res.output.strip().splitlines()[-1])
+    data, out, doc = train_on_two_rendered_tables(tmp_path, "orientation", seed=424243, epochs=1)
     assert doc["frames"] == 2 and doc["crops"] > 10
     p = PieceClassifier(DEFAULT_CLASSIFIER, orientation=out).orientations(np.zeros((3, 6, CROP_PX, CROP_PX), np.uint8))
     assert p.shape == (3, N_ORIENTATIONS) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
-    res = CliRunner().invoke(main, ["eval-classifier", "--dataset", str(data), "--orientation", str(out)])
-    assert res.exit_code == 0, res.output
-    scored = json.loads(res.output[res.output.index("{"):])["orientation"]
+    scored = eval_classifier_block(data, "--orientation", out, "orientation")
     assert scored["crops"] > 5 and 0.0 <= scored["accuracy_pct"] <= 100.0
     assert set(scored["accuracy_by_truth_pct"]) == {"upright", "flat", "weird"}
 

@@ -6,18 +6,21 @@ band's own pixels against the table's colour (vision/colors.py).
 """
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from perception_helpers import broken_weights, eval_classifier_block, render_table, train_on_two_rendered_tables
 
-from perception_helpers import render_table
 from vision.classify import DEFAULT_CLASSIFIER, ClassifierError, PieceClassifier
-from vision.colors import (BAND_TOP_MM, DEFAULT_COLOR_MODEL, MIN_PX, ColorModelError, ColorReader, features,
-                           table_color)
+from vision.colors import (
+    BAND_TOP_MM,
+    DEFAULT_COLOR_MODEL,
+    MIN_PX,
+    ColorModelError,
+    ColorReader,
+    features,
+    table_color,
+)
 from zendo.build import Spec, tower, upright
-from zendo.cli import main
 
 needs_model = pytest.mark.skipif(not DEFAULT_COLOR_MODEL.is_file(), reason="the committed colour model is not there")
 
@@ -77,25 +80,14 @@ def test_features_are_the_pixels_quartiles_beside_the_tables_colour():
 def test_a_missing_or_broken_colour_model_is_a_one_line_error(tmp_path):
     with pytest.raises(ColorModelError, match="no colour model"):
         ColorReader(tmp_path / "none.pt")
-    bad = tmp_path / "bad.pt"
-    bad.write_bytes(b"not a model")
     with pytest.raises(ClassifierError, match="cannot load"):
-        PieceClassifier(DEFAULT_CLASSIFIER, colors=bad)
+        PieceClassifier(DEFAULT_CLASSIFIER, colors=broken_weights(tmp_path))
 
 
 def test_train_classifier_trains_the_colour_model_from_truth_masks(tmp_path):
-    from vision.eval import write_eval_set
-
-    data = write_eval_set(tmp_path / "col", 2, seed=424244)
-    out = tmp_path / "colour.pt"
-    res = CliRunner().invoke(main, ["train-classifier", "--task", "colour", "--data", str(data),
-                                    "--epochs", "200", "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    doc = json.loads(res.output.strip().splitlines()[-1])
+    data, out, doc = train_on_two_rendered_tables(tmp_path, "colour", seed=424244, epochs=200)
     assert doc["frames"] == 2 and doc["samples"] > 20
-    res = CliRunner().invoke(main, ["eval-classifier", "--dataset", str(data), "--colour", str(out)])
-    assert res.exit_code == 0, res.output
-    scored = json.loads(res.output[res.output.index("{"):])["colour"]
+    scored = eval_classifier_block(data, "--colour", out, "colour")
     assert scored["samples"] == doc["samples"]  # the same pixel sets, another random fifth
     assert scored["accuracy_pct"] > 80.0  # its own training pixels, after 200 epochs
     assert set(scored["accuracy_by_kind_pct"]) <= {"whole", "fifth", "band"}
@@ -105,7 +97,7 @@ def test_train_classifier_trains_the_colour_model_from_truth_masks(tmp_path):
 def test_a_frames_table_colour_is_measured_once_and_only_when_a_colour_is_read(monkeypatch):
     """The towers and nested stages share one FrameColors per frame: a frame where nothing reads a
     colour does not pay for the table's median, one where both do pays once."""
-    import vision.colors as colors
+    from vision import colors
 
     truth = [upright(Spec("a", "green", "medium"), (0, 0), 0)]
     r, _, _ = render_table(truth)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from perception_helpers import doubts_of, one_box, perceive_one_frame, render_table
+
 from vision.detect import Detections
 from zendo.build import Spec, rest_offset, tower, upright
 
@@ -99,13 +99,19 @@ def test_a_found_piece_is_named_unlike_every_piece_already_seen():
     assert len(ids) == 3 and len(set(ids)) == 3, ids
 
 
+def medium_tower_read_as_its_top(lower: str, upper: str, seed: int):
+    """A tower of two mediums the detector boxed as one, read as the upper one's colour: the
+    result and truth id -> perceived piece."""
+    truth = tower([Spec("a", lower, "medium"), Spec("b", upper, "medium")], (0, 0), 20)
+    r, frame, cal = render_table(truth, seed=seed)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, f"{upper}_medium"))
+    return res, found(res.scene, truth)
+
+
 def test_a_same_size_tower_whose_band_shows_another_colour_is_found():
     """Depth left it in doubt; the band under the upper piece's rim is yellow, the upper piece
     black: two pieces, the lower one flagged, for a band is all it rests on."""
-    truth = tower([Spec("a", "yellow", "medium"), Spec("b", "black", "medium")], (0, 0), 20)
-    r, frame, cal = render_table(truth, seed=0)
-    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "black_medium"))
-    got = found(res.scene, truth)
+    res, got = medium_tower_read_as_its_top("yellow", "black", seed=0)
     assert set(got) == {"a", "b"}
     assert (got["a"].color, got["b"].color) == ("yellow", "black")
     assert [d["piece"] for d in doubts_of(res, "absent") if d.get("why") == "band"] == [got["a"].id]
@@ -115,10 +121,7 @@ def test_a_same_size_tower_whose_band_shows_another_colour_is_found():
 def test_a_tower_found_from_its_upper_piece_gives_the_lower_one_its_bands_colour():
     """The box read red (the upper piece fills it); the fitted piece turned out to be the lower
     one, and its band under the added piece's rim is green."""
-    truth = tower([Spec("a", "green", "medium"), Spec("b", "red", "medium")], (0, 0), 20)
-    r, frame, cal = render_table(truth, seed=5)
-    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "red_medium"))
-    got = found(res.scene, truth)
+    _, got = medium_tower_read_as_its_top("green", "red", seed=5)
     assert set(got) == {"a", "b"}
     assert (got["a"].color, got["b"].color) == ("green", "red")
 

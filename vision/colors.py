@@ -14,9 +14,9 @@ What it is not: a way to find pieces. Which pixels are the piece's is the caller
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -36,7 +36,7 @@ class ColorModelError(RuntimeError):
 
 
 def _mlp():
-    import torch.nn as nn
+    from torch import nn
 
     return nn.Sequential(nn.Linear(N_FEATURES, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
                          nn.Linear(64, len(RAINBOW_COLORS)))
@@ -234,5 +234,5 @@ def score(reader: ColorReader, x: np.ndarray, y: np.ndarray, kinds: np.ndarray) 
     for t, p in zip(y[pred != y], pred[pred != y]):
         key = f"{RAINBOW_COLORS[t]}->{RAINBOW_COLORS[p]}"
         wrong[key] = wrong.get(key, 0) + 1
-    return {"samples": int(len(x)), "accuracy_pct": round(100.0 * float(np.mean(pred == y)), 2),
+    return {"samples": len(x), "accuracy_pct": round(100.0 * float(np.mean(pred == y)), 2),
             "accuracy_by_kind_pct": by_kind, "confusions": dict(sorted(wrong.items(), key=lambda kv: -kv[1]))}
