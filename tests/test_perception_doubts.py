@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from zendo.build import Spec, flat, upright
+from zendo.build import Spec, flat, tower, upright
 from zendo.doubts import JOIN_MM, alternatives, covers, describe, doubt_key, doubts_for, joined, renamed
 from zendo.relations import RelationsConfig, koan_facts
 from zendo.rules import mark_perceived, parse_rule
@@ -522,3 +522,17 @@ def test_an_alternative_class_named_twice_for_a_piece_is_one_doubt():
     c = {"kind": "class", "piece": "p2", "color": "blue", "size": "small"}
     d = {"kind": "absent", "piece": "p1", "confidence": 0.3}
     assert without_repeats([a, d, b, c, d]) == [a, d, c, d]
+
+
+def test_a_piece_whose_absence_moves_another_puts_that_one_back_where_it_stood():
+    """A tower's lower piece found by its band lifted the upper one 5.5 mm: the koan without it
+    has the upper piece standing on the table as fitted, not floating."""
+    lower, upper = tower([Spec("p2", "yellow", "medium"), Spec("p1", "black", "medium")], (0, 0), 0)
+    alone = lone("black")
+    d = {"kind": "absent", "piece": "p2", "why": "band", "then": [alone.to_dict()]}
+    (alt,) = list(alternatives([lower, upper], d))
+    assert [q.id for q in alt] == ["p1"] and np.allclose(alt[0].origin, alone.origin)
+    m = judged("it contains an ungrounded piece", [lower, upper], [d])
+    assert m.mark == "white" and m.judgment_call
+    assert describe(d) == "p2 may not be a piece: p1 may stand alone"
+    assert renamed(d, {"p1": "p9", "p2": "p8"})["then"][0]["id"] == "p9"

@@ -12,6 +12,7 @@ from perception_helpers import doubts_of, one_box, perceive_one_frame, render_ta
 
 from vision.detect import Detections
 from zendo.build import Spec, rest_offset, tower, upright
+from zendo.scene import piece_from_dict
 
 
 def found(scene, truth) -> dict:
@@ -114,7 +115,10 @@ def test_a_same_size_tower_whose_band_shows_another_colour_is_found():
     res, got = medium_tower_read_as_its_top("yellow", "black", seed=0)
     assert set(got) == {"a", "b"}
     assert (got["a"].color, got["b"].color) == ("yellow", "black")
-    assert [d["piece"] for d in doubts_of(res, "absent") if d.get("why") == "band"] == [got["a"].id]
+    (band,) = [d for d in doubts_of(res, "absent") if d.get("why") == "band"]
+    assert band["piece"] == got["a"].id
+    (alone,) = [piece_from_dict(q) for q in band["then"]]  # without it: the black one as fitted
+    assert alone.id == got["b"].id and abs(float(alone.vertices[:, 2].min())) < 1.0
     assert doubts_of(res, "stacked") == []
 
 

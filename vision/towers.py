@@ -273,9 +273,9 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
                          frame, table, heights, classifier)
         if added is None and classifier is not None:
             added = _color_tower(scored, base, pieces, pts, px, band_color, depth, to_cam, intr)
-            if added is not None:
+            if added is not None:  # without the lower piece, the upper one stands where it was fitted
                 doubts.append({"kind": "absent", "piece": added[0].added.id, "confidence": round(added[1].p, 3),
-                               "why": "band"})
+                               "why": "band", "then": [base.to_dict()]})
         if added is None:
             d = stacked_doubt(scored, base, depth, to_cam, intr)
             if d is not None:

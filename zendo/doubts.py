@@ -5,7 +5,9 @@ boundary (facts.py: the judgment band), perception has doubts of its own, and ea
 alternative koan:
 
 - "class": a piece might be another colour or size (the classifier's runner-up was close);
-- "absent": a piece might not be there at all (a weak detection);
+- "absent": a piece might not be there at all (a weak detection); where the piece's presence
+  moved another (a tower's lower piece found by its band lifts the upper one), the doubt
+  carries that piece as it stands without it ("then");
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
   table, or one lying flat), so a smaller piece may be hidden under it;
 - "missed": something stands on the table that no piece explains (a piece the detector missed);
@@ -66,12 +68,14 @@ def doubt_key(d: Mapping) -> tuple:
 
 def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
     """The doubt with every piece id it names put through `ids` (a frame's ids -> a tracker's,
-    or a scorer's): its own piece, and the other koan's pieces a joined doubt carries."""
+    or a scorer's): its own piece, the other koan's pieces a joined doubt carries, and the
+    pieces an absent doubt puts back."""
     out = dict(d)
     if "piece" in out:
         out["piece"] = ids.get(out["piece"], out["piece"])
-    if "with" in out:
-        out["with"] = [{**q, "id": ids.get(q["id"], q["id"])} for q in out["with"]]
+    for field in ("with", "then"):
+        if field in out:
+            out[field] = [{**q, "id": ids.get(q["id"], q["id"])} for q in out[field]]
     return out
 
 
@@ -81,6 +85,8 @@ def describe(d: Mapping) -> str:
     if k == "class":
         return f"{d['piece']} may be {d['color']} {d['size']}"
     if k == "absent":
+        if d.get("then"):
+            return f"{d['piece']} may not be a piece: {d['then'][0]['id']} may stand alone"
         return f"{d['piece']} may not be a piece"
     if k == "covers":
         return f"something may be hidden under {d['piece']}"
@@ -144,7 +150,8 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             yield [replace(q, color=doubt["color"], size=doubt["size"]) if q.id == p.id else q for q in pieces]
     elif kind == "absent":
         if doubt["piece"] in by_id and len(pieces) > 1:
-            yield [q for q in pieces if q.id != doubt["piece"]]
+            then = {q.id: q for q in map(piece_from_dict, doubt.get("then", ()))}
+            yield [then.get(q.id, q) for q in pieces if q.id != doubt["piece"]]
     elif kind == "covers":
         p = by_id.get(doubt["piece"])
         if p is None:
