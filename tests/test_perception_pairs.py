@@ -124,3 +124,22 @@ def test_a_piece_whose_crop_firmly_says_lying_is_not_stood_up(p_standing, stood)
     """The same poor lying fit is stood up unless the orientation net reads its box as lying."""
     out, _, _, _ = _pairs_on_a_standing_piece_fitted_lying((p_standing, 1 - p_standing - 0.01, 0.01))
     assert (out.pieces[0].axis[2] > np.cos(np.radians(5))) == stood
+
+
+@pytest.mark.parametrize("near_passes", [True, False], ids=["nearly-two", "not-two"])
+def test_a_fit_the_pairs_stage_nearly_split_is_a_misfit_doubt(monkeypatch, near_passes):
+    """Two touching pieces read as one lying piece can fit within the misfit RMS (900011: two
+    yellow smalls, 3.7 mm); when the split misses only the pair limits by a little
+    (NEAR_PAIR), the Master still hears that another piece may stand there."""
+    import vision.pairs as pairs
+    from vision.doubts import misfit_doubts
+
+    def split(fit, *args):  # two standing pieces within NEAR_PAIR but over the pair's free space
+        near = pairs.Pair(fit.piece, fit.piece, 0.25, 1.0, 0.9, np.zeros(4, np.float32))
+        assert not near.holds
+        return near if near_passes else None
+
+    monkeypatch.setattr(pairs, "split", split)
+    _, fits, _, _ = _pairs_on_a_standing_piece_fitted_lying((0.03, 0.96, 0.01))  # the crop says lying: not stood up
+    assert fits[0].maybe_two == near_passes
+    assert [d["piece"] for d in misfit_doubts(fits)] == ([fits[0].piece.id] if near_passes else [])

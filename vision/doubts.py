@@ -84,7 +84,7 @@ def misfit_doubts(fits) -> list[dict]:
     return [{"kind": "misfit", "piece": f.piece.id,
              "at": [round(float(f.piece.origin[0]), 1), round(float(f.piece.origin[1]), 1)],
              "rms_mm": round(float(f.rms_mm), 1)}
-            for f in fits if f.n_points > 0 and f.rms_mm > MISFIT_RMS_MM]
+            for f in fits if f.n_points > 0 and (f.rms_mm > MISFIT_RMS_MM or f.maybe_two)]
 
 
 def absent_doubts(fits) -> list[dict]:

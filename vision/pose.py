@@ -114,6 +114,7 @@ class PieceFit:
     confidence: float
     detection: int = -1  # index of the detection it came from
     other_size: str | None = None  # where image and depth read different sizes: the one not given
+    maybe_two: bool = False  # the pairs stage nearly split it into two standing pieces (a misfit doubt)
 
     @property
     def uncertain(self) -> bool:
