@@ -28,6 +28,7 @@ import numpy as np
 from .classes import CLASS_ID, PYRAMID_CLASSES
 from .colors import DEFAULT_COLOR_MODEL, ColorModelError, ColorReader
 from .detect import MODELS_DIR, Detections
+from .nets import confusions, load_net, pct, softmax
 
 log = logging.getLogger(__name__)
 
@@ -177,13 +178,13 @@ class PieceClassifier:
             raise ClassifierError(str(exc)) from None
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
-        return _softmax(self.net, x, N_CLASSES)
+        return softmax(self.net, to_tensor(x), N_CLASSES)
 
     def orientations(self, x: np.ndarray) -> np.ndarray:
         """p(upright, flat, weird) per crop; needs an orientation net (`orient_net`)."""
         if self.orient_net is None:
             raise ClassifierError("no orientation net loaded (models/zendo-orient.pt)")
-        return _softmax(self.orient_net, x, N_ORIENTATIONS)
+        return softmax(self.orient_net, to_tensor(x), N_ORIENTATIONS)
 
     def verdicts(self, frame, table, detections: Detections, heights=None) -> list[Verdict | None]:
         """One verdict per pyramid detection, and per "stone" that stands too tall to be one (a
@@ -246,17 +247,7 @@ class PieceClassifier:
 
 def _load_net(weights: Path, n_out: int, what: str, how: str):
     """A saved net in eval mode, or a one-line ClassifierError naming the file."""
-    import torch
-
-    if not weights.is_file():
-        raise ClassifierError(f"{weights}: no {what} weights (train them with `{how}`)")
-    try:
-        blob = torch.load(weights, map_location="cpu", weights_only=True)
-        net = _net(n_out)
-        net.load_state_dict(blob["state_dict"])
-    except Exception as exc:  # a broken or foreign file
-        raise ClassifierError(f"{weights}: cannot load ({exc.__class__.__name__})") from None
-    return net.eval()
+    return load_net(weights, lambda: _net(n_out), f"no {what} weights (train them with `{how}`)", ClassifierError)
 
 
 @contextmanager
@@ -274,15 +265,6 @@ def all_cores():
         yield
     finally:
         torch.set_num_threads(threads)
-
-
-def _softmax(net, x: np.ndarray, n_out: int) -> np.ndarray:
-    import torch
-
-    if len(x) == 0:
-        return np.zeros((0, n_out), np.float32)
-    with torch.inference_mode():
-        return torch.softmax(net(to_tensor(x)), dim=1).numpy()
 
 
 def load_classifier(weights: str | Path | None = None, orientation: str | Path | None = None,
@@ -454,20 +436,6 @@ def accuracy(net, x: np.ndarray, y: np.ndarray, batch: int = 512) -> float:
     return right / max(len(x), 1)
 
 
-def save(state_dict: dict, path: str | Path, meta: dict) -> Path:
-    import torch
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"state_dict": state_dict, "meta": meta}, path)
-    return path
-
-
-def _pct(m) -> float | None:
-    """The share of True in m, in percent (None when m is empty)."""
-    return round(100.0 * float(np.mean(m)), 2) if np.size(m) else None
-
-
 def score(clf: PieceClassifier, x: np.ndarray, y: np.ndarray, sure: float = 0.9) -> dict:
     """The classifier's own figures on labelled crops: accuracy on pyramids (colour x size, colour,
     size), on false detections, and how far its confidence can be trusted (accuracy above `sure`)."""
@@ -478,11 +446,6 @@ def score(clf: PieceClassifier, x: np.ndarray, y: np.ndarray, sure: float = 0.9)
     names = PYRAMID_CLASSES + ("background",)
     colour = lambda c: np.array([names[i].split("_")[0] for i in c])  # noqa: E731
     size = lambda c: np.array([names[i].split("_")[-1] for i in c])  # noqa: E731
-    conf: dict[str, int] = {}
-    for a, b in zip(y[pyr & (pred != y)], pred[pyr & (pred != y)]):
-        k = f"{names[a]}->{names[b]}"
-        conf[k] = conf.get(k, 0) + 1
-    pct = _pct
     return {
         "crops": int(len(y)), "pyramid_crops": int(pyr.sum()), "background_crops": int((~pyr).sum()),
         "color_size_accuracy_pct": pct(pred[pyr] == y[pyr]),
@@ -492,7 +455,7 @@ def score(clf: PieceClassifier, x: np.ndarray, y: np.ndarray, sure: float = 0.9)
         "pyramids_called_background_pct": pct(pred[pyr] == BACKGROUND),
         f"share_above_{sure}_pct": pct(top >= sure),
         f"accuracy_above_{sure}_pct": pct((pred == y)[top >= sure]),
-        "top_confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])[:8]),
+        "top_confusions": confusions(y[pyr], pred[pyr], names, top=8),
     }
 
 
@@ -504,15 +467,10 @@ def score_orientation(clf: PieceClassifier, x: np.ndarray, o: np.ndarray, sure: 
     p = clf.orientations(x)
     pred = p.argmax(1)
     top = p.max(1)
-    pct = _pct
-    conf: dict[str, int] = {}
-    for a, b in zip(o[pred != o], pred[pred != o]):
-        k = f"{ORIENTATIONS[a]}->{ORIENTATIONS[b]}"
-        conf[k] = conf.get(k, 0) + 1
     return {
         "crops": int(len(o)), "accuracy_pct": pct(pred == o),
         "accuracy_by_truth_pct": {name: pct(pred[o == i] == i) for i, name in enumerate(ORIENTATIONS)},
         f"share_above_{sure}_pct": pct(top >= sure),
         f"accuracy_above_{sure}_pct": pct((pred == o)[top >= sure]),
-        "confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])),
+        "confusions": confusions(o, pred, ORIENTATIONS),
     }

@@ -61,7 +61,8 @@ def _task_examples(folders: list, det_conf: float, seed: int, task: str):
 def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, task: str, out: str | None) -> None:
     """Train a second-stage net on the CPU (minutes; no GPU needed): the colour x size classifier,
     the orientation net the pose fit takes as a prior, or the colour model towers read bands with."""
-    from .classify import DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_ORIENTATIONS, save, train
+    from .classify import DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_ORIENTATIONS, train
+    from .nets import save
 
     logging.getLogger("vision").setLevel(logging.INFO)
     folders = _folders(roots)
@@ -82,7 +83,7 @@ def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, 
 
 def _train_colours(folders, roots, val_roots, epochs: int, seed: int, out: str | None) -> None:
     from . import colors
-    from .classify import save
+    from .nets import save
 
     out = out or str(colors.DEFAULT_COLOR_MODEL)
     x, y, _ = colors.build_samples(folders, seed=seed)

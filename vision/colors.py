@@ -7,7 +7,7 @@ added got the upper one's colour. Yet the colour itself is plain in the band's o
 tiny net reads a pixel set's median and quartiles of R, G, B beside the table's median colour
 (the table tells it the light and the white balance, which the renderer randomises); trained on
 the truth masks of the classifier's render folders, it reads the pixels of held-out pieces
-99.9 % right, bands under 6 mm as well (`zendo eval-classifier --task colour`).
+99.9 % right, bands under 6 mm as well (`zendo eval-classifier`, its "colour" block).
 
 What it is not: a way to find pieces. Which pixels are the piece's is the caller's question
 (the towers stage answers it in 3-D).
@@ -23,6 +23,7 @@ import numpy as np
 from zendo.pieces import RAINBOW_COLORS
 
 from .detect import MODELS_DIR
+from .nets import confusions, load_net, pct, softmax
 
 DEFAULT_COLOR_MODEL = MODELS_DIR / "zendo-colour.pt"
 N_FEATURES = 12
@@ -72,25 +73,13 @@ class ColorReader:
     """Trained weights -> (colour, probability) of a pixel set."""
 
     def __init__(self, weights: str | Path = DEFAULT_COLOR_MODEL):
-        import torch
-
         weights = Path(weights)
-        if not weights.is_file():
-            raise ColorModelError(f"{weights}: no colour model (train it with `zendo train-classifier --task colour`)")
-        try:
-            blob = torch.load(weights, map_location="cpu", weights_only=True)
-            net = _mlp()
-            net.load_state_dict(blob["state_dict"])
-        except Exception as exc:  # a broken or foreign file
-            raise ColorModelError(f"{weights}: cannot load ({exc.__class__.__name__})") from None
-        self.net = net.eval()
+        self.net = load_net(weights, _mlp, "no colour model (train it with `zendo train-classifier --task colour`)",
+                            ColorModelError)
         self.weights = weights
 
     def probabilities(self, f: np.ndarray) -> np.ndarray:
-        import torch
-
-        with torch.inference_mode():
-            return torch.softmax(self.net(torch.from_numpy(np.atleast_2d(f).astype(np.float32))), dim=1).numpy()
+        return softmax(self.net, np.atleast_2d(f).astype(np.float32), len(RAINBOW_COLORS))
 
     def read(self, pixels: np.ndarray, table: np.ndarray) -> ColorReading | None:
         """The pixels' colour and the runner-up; None for fewer than MIN_PX pixels."""
@@ -147,18 +136,15 @@ def folder_samples(folder: Path, rng: np.random.Generator) -> tuple[np.ndarray, 
 
     import cv2
 
+    from calibration.plane import TableCalibration, height_map
+
+    from .frames import RenderFolderSource
+
     truth = json.loads((folder / "truth.json").read_text())
-    rgb = cv2.cvtColor(cv2.imread(str(folder / "color.png"), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+    frame = next(iter(RenderFolderSource(folder).frames()))
     mask = cv2.imread(str(folder / "mask.png"), cv2.IMREAD_UNCHANGED)
-    depth = cv2.imread(str(folder / "depth.png"), cv2.IMREAD_UNCHANGED).astype(np.float32)
-    k = truth["intrinsics"]
-    depth *= float(k.get("depth_scale_mm", 1.0))
-    h, w = depth.shape
-    u, v = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
-    cam = np.stack([(u - k["ppx"]) * depth / k["fx"], (v - k["ppy"]) * depth / k["fy"], depth], -1)
-    T = np.asarray(truth["camera_to_table"], np.float32)
-    heights = cam @ T[2, :3] + T[2, 3]
-    valid = depth > 0
+    pts, valid = height_map(frame, TableCalibration(tuple(map(tuple, truth["camera_to_table"])), 0.0, 1.0))
+    rgb, heights = frame.color, pts[..., 2]
     table = table_color(rgb, heights, valid)
     xs, ys, kinds = [], [], []
     for o in truth["objects"]:
@@ -228,11 +214,6 @@ def score(reader: ColorReader, x: np.ndarray, y: np.ndarray, kinds: np.ndarray) 
     if len(x) == 0:
         return {"samples": 0}
     pred = reader.probabilities(x).argmax(1)
-    by_kind = {name: round(100.0 * float(np.mean(pred[kinds == k] == y[kinds == k])), 2)
-               for k, name in enumerate(SAMPLE_KINDS) if (kinds == k).any()}
-    wrong: dict[str, int] = {}
-    for t, p in zip(y[pred != y], pred[pred != y]):
-        key = f"{RAINBOW_COLORS[t]}->{RAINBOW_COLORS[p]}"
-        wrong[key] = wrong.get(key, 0) + 1
-    return {"samples": len(x), "accuracy_pct": round(100.0 * float(np.mean(pred == y)), 2),
-            "accuracy_by_kind_pct": by_kind, "confusions": dict(sorted(wrong.items(), key=lambda kv: -kv[1]))}
+    by_kind = {name: pct(pred[kinds == k] == y[kinds == k]) for k, name in enumerate(SAMPLE_KINDS) if (kinds == k).any()}
+    return {"samples": len(x), "accuracy_pct": pct(pred == y), "accuracy_by_kind_pct": by_kind,
+            "confusions": confusions(y, pred, RAINBOW_COLORS)}

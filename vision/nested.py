@@ -82,10 +82,10 @@ def _base_color(colors: FrameColors, q, project) -> str | None:
 
 
 def find_nested(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights, table,
-                project, classifier, colors: FrameColors | None = None) -> tuple[Scene, list[PieceFit], Detections, list]:
+                project, classifier, colors: FrameColors) -> tuple[Scene, list[PieceFit], Detections, list]:
     """The scene with the nested pieces the classifier reads through lying pieces' bases; each
     gets its base's box as its detection and the verdict (so class doubts treat it like any
-    other piece)."""
+    other piece). `colors`: the frame's colour model, shared with the towers stage."""
     if classifier is None:
         return scene, fits, detections, verdicts
     cands = _candidates(scene, table.matrix[:3, 3], project, frame.depth_mm.shape)
@@ -94,8 +94,6 @@ def find_nested(frame, scene: Scene, fits: list[PieceFit], detections: Detection
     probe = Detections(np.stack([b for _, _, b in cands]), np.zeros(len(cands), int), np.ones(len(cands), np.float32))
     read = classifier.verdicts(frame, table, probe, heights)
     best: dict[int, tuple] = {}  # outer index -> (inner piece, its base's box, verdict, colour)
-    if colors is None:  # the frame's colour model, shared with the towers stage by the pipeline
-        colors = FrameColors(classifier.colors, frame.color, heights)
     for (i, q, box), v in zip(cands, read):
         if v is None or v.class_id >= len(PYRAMID_CLASSES) or v.confidence < SEEN_P:
             continue

@@ -200,18 +200,13 @@ def _band_points(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray
     return _under_rim(c.added, c.moved, pts) if c.where == "under" else _own_points(c, pieces, base, pts)
 
 
-def _band_color_reader(colors: FrameColors):
-    """read(points, pix, min_px) -> ColorReading or None: the colour model on the pixels of the
-    chosen points (a band); None for fewer than min_px pixels, a reading under BAND_P, or no
-    colour model."""
-
-    def read(band: np.ndarray, pix: np.ndarray, min_px: int) -> ColorReading | None:
-        if band.sum() < min_px:
-            return None
-        got = colors.read(pix[band, 0], pix[band, 1])
-        return got if got is not None and got.p >= BAND_P else None
-
-    return read
+def _band_color(colors: FrameColors, band: np.ndarray, pix: np.ndarray) -> ColorReading | None:
+    """The colour model on the pixels of the chosen points (a band); None for fewer than
+    BAND_MIN_PX pixels, a reading under BAND_P, or no colour model."""
+    if band.sum() < BAND_MIN_PX:
+        return None
+    got = colors.read(pix[band, 0], pix[band, 1])
+    return got if got is not None and got.p >= BAND_P else None
 
 
 def _runner_up_doubt(piece: Piece, reading: ColorReading) -> list[dict]:
@@ -223,28 +218,29 @@ def _runner_up_doubt(piece: Piece, reading: ColorReading) -> list[dict]:
              "p": round(reading.runner_up_p, 3)}]
 
 
-def _color_tower(scored: list[Candidate], base: Piece, pieces, pts, pix, band_color, depth_mm, to_cam, intr):
+def _color_tower(scored: list[Candidate], base: Piece, pieces, pts, pix, colors: FrameColors, depth_mm, to_cam,
+                 intr):
     """(candidate, band reading, band box, None) for the same-size piece under `base` that depth
     left in doubt, when its band shows another colour surely (BAND_MIN_PX, BAND_P)."""
     c = next((c for c in _stacked_candidates(scored, base, depth_mm, to_cam, intr) if c.where == "under"), None)
     if c is None:
         return None
     band = _band_points(c, pieces, base, pts)
-    got = band_color(band, pix, BAND_MIN_PX)
+    got = _band_color(colors, band, pix)
     if got is None or got.color == base.color:
         return None
     return c, got, pixel_box(pix[band]), None
 
 
 def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,
-                    table, classifier, colors: FrameColors | None = None
+                    table, classifier, colors: FrameColors
                     ) -> tuple[Scene, list[PieceFit], Detections, list, list[dict]]:
     """The scene with every tower neighbour the depth shows and the detector missed; each added
     piece gets a detection (its band's box) and the classifier's verdict, so the class and absent
     doubts treat it like any other piece. Also the "stacked" doubts of the pieces where a tower
     of one size cannot be told from one piece. Without a classifier there is no colour to give:
     nothing is added, the doubts are still raised. `colors`: the frame's colour model, shared
-    with the nested stage (made here when not given)."""
+    with the nested stage."""
     table_pts, seen = heights
     up = seen & (table_pts[..., 2] > 2.5)
     pix = np.argwhere(up)
@@ -255,9 +251,6 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
     doubts: list[dict] = []
     depth, to_cam, intr = frame.depth_mm, table.to_camera, frame.intrinsics
     order = sorted(range(len(pieces)), key=lambda i: -fits[i].n_points)
-    if colors is None:
-        colors = FrameColors(classifier.colors if classifier is not None else None, frame.color, heights)
-    band_color = _band_color_reader(colors)
     for i in order:
         base = pieces[i]
         if base.axis[2] < UPRIGHT_COS:
@@ -269,10 +262,10 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         scored = scored_candidates(base, pieces, pts, next_piece_id(pieces))
         added = None
         if classifier is not None and scored and scored[0].gain >= TOWER_GAIN_POINTS:
-            added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, band_color,
+            added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, colors,
                          frame, table, heights, classifier)
         if added is None and classifier is not None:
-            added = _color_tower(scored, base, pieces, pts, px, band_color, depth, to_cam, intr)
+            added = _color_tower(scored, base, pieces, pts, px, colors, depth, to_cam, intr)
             if added is not None:  # without the lower piece, the upper one stands where it was fitted
                 doubts.append({"kind": "absent", "piece": added[0].added.id, "confidence": round(added[1].p, 3),
                                "why": "band", "then": [base.to_dict()]})
@@ -287,7 +280,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         doubts += _runner_up_doubt(piece, reading)
         lower = best.moved
         if best.where == "on":  # the fitted piece is the lower one now: its box read the upper one's colour
-            got = band_color(_under_rim(lower, piece, pts), px, BAND_MIN_PX)
+            got = _band_color(colors, _under_rim(lower, piece, pts), px)
             if got is not None:
                 lower = replace(lower, color=got.color)
                 doubts += _runner_up_doubt(lower, got)
@@ -307,7 +300,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
     return scene, fits, detections, verdicts, doubts
 
 
-def _add(options: list[Candidate], pieces, base, pts, px, band_color, frame, table, heights, classifier):
+def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, frame, table, heights, classifier):
     """(candidate, colour reading, band box, verdict) for the neighbour to add, or None when no
     candidate is within the free-space limit or the classifier does not read a pyramid there. The
     colour is the band's own (the colour model) where that reads BAND_MIN_PX pixels BAND_P surely,
@@ -320,7 +313,7 @@ def _add(options: list[Candidate], pieces, base, pts, px, band_color, frame, tab
     color, p_color = v.color() if v is not None else (None, 0.0)
     if color is None or p_color < MIN_CLASS_P:
         return None
-    band = band_color(_band_points(best, pieces, base, pts), px, BAND_MIN_PX)
+    band = _band_color(colors, _band_points(best, pieces, base, pts), px)
     if band is not None:
         return best, band, box, v
     return best, ColorReading(color, p_color, color, 0.0), box, v

@@ -1,0 +1,61 @@
+"""Loading, running and scoring the small second-stage nets: the crop classifier, the orientation
+net (vision/classify.py) and the colour model (vision/colors.py).
+
+Why one place: each is a torch module saved as {"state_dict", "meta"} by `save`, loaded with a
+one-line error naming the file when it is missing or foreign, read through a softmax, and scored
+with the same percentages and confusion counts.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+
+def load_net(weights: Path, build: Callable, missing: str, error: type[Exception]):
+    """The net `build()` makes, with the saved weights, in eval mode; else `error` in one line:
+    "<file>: <missing>" when there is no file, "<file>: cannot load (...)" when it is not one."""
+    import torch
+
+    if not weights.is_file():
+        raise error(f"{weights}: {missing}")
+    try:
+        blob = torch.load(weights, map_location="cpu", weights_only=True)
+        net = build()
+        net.load_state_dict(blob["state_dict"])
+    except Exception as exc:  # a broken or foreign file
+        raise error(f"{weights}: cannot load ({exc.__class__.__name__})") from None
+    return net.eval()
+
+
+def softmax(net, x, n_out: int) -> np.ndarray:
+    """Class probabilities per input row (a tensor, or what `torch.as_tensor` takes)."""
+    import torch
+
+    if len(x) == 0:
+        return np.zeros((0, n_out), np.float32)
+    with torch.inference_mode():
+        return torch.softmax(net(torch.as_tensor(x)), dim=1).numpy()
+
+
+def save(state_dict: dict, path: str | Path, meta: dict) -> Path:
+    import torch
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"state_dict": state_dict, "meta": meta}, path)
+    return path
+
+
+def pct(m) -> float | None:
+    """The share of True in m, in percent (None when m is empty)."""
+    return round(100.0 * float(np.mean(m)), 2) if np.size(m) else None
+
+
+def confusions(truth: np.ndarray, pred: np.ndarray, names: Sequence[str], top: int | None = None) -> dict[str, int]:
+    """"truth->read" counts of the wrong readings, most frequent first."""
+    wrong = truth != pred
+    counts = Counter(f"{names[a]}->{names[b]}" for a, b in zip(truth[wrong], pred[wrong]))
+    return dict(counts.most_common(top))
