@@ -90,7 +90,6 @@ class PoseConfig:
     # splitting, chromaticity filtering, spatial ownership, ignoring deep cavity points
     flat_step_deg: float = 45.0  # heading step of the flat and tilted hypotheses
     top_k: int = 3  # hypotheses refined after the short fit
-    always_refine: tuple[str, ...] = ("raised flat",)  # kinds whose best short fit is refined too
     # the orientation net's word (Detections.orientation): a pose the crop says is unlikely pays
     # orient_weight x -log p. A few dozen points on a small or half-hidden piece fit lying as well
     # as standing; its outline still tells. Tuning tables 900000- / 920000-: orientation
@@ -482,26 +481,13 @@ def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cf
     sub = pts if len(pts) <= 150 else pts[:: int(np.ceil(len(pts) / 150))]
     R, t, cost, r = gauss_newton_batch(size, R, t, sub, cfg, 5)
     score, _ = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r, prior)
-    top = _shortlist(names, score, cfg)
+    top = np.argsort(score)[:cfg.top_k]
     R, t, names = R[top], t[top], [names[i] for i in top]
     sub = pts if len(pts) <= cfg.max_points else pts[:: int(np.ceil(len(pts) / cfg.max_points))]
     R, t, cost, r = gauss_newton_batch(size, R, t, sub, cfg, cfg.iterations, cfg.gn_trunc_mm)
     score, fs = _score(size, R, t, cost, depth_mm, to_cam, intr, cfg, box, r, prior)
     b = int(np.argmin(score))
     return R[b], t[b], float(cost[b]), float(fs[b]), names[b]
-
-
-def _shortlist(names: list[str], score: np.ndarray, cfg: PoseConfig) -> list[int]:
-    """The hypotheses worth the long fit: the top_k of the short fit, and the best of each kind in
-    cfg.always_refine. Why: five iterations on 150 points do not bring a piece lying across two
-    others' tips (\"raised flat\") close enough to win the short fit, though it wins the long one."""
-    order = [int(i) for i in np.argsort(score)]
-    top = order[:cfg.top_k]
-    for kind in cfg.always_refine:
-        best = next((i for i in order if names[i] == kind), None)
-        if best is not None and best not in top:
-            top.append(best)
-    return top
 
 
 def choose_size(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, depth_mm, to_cam, intr,
