@@ -38,6 +38,15 @@ def with_koan(g: Game, *pieces) -> Scene:
     return Scene(sc.pieces + tuple(pieces), sc.stones)
 
 
+def test_the_audit_tells_which_close_calls_could_change_the_mark():
+    touch_rule = {r["koan"]: r for r in game_on(rule=TOUCH).master_state()["audit"]}["k2"]
+    red_rule = {r["koan"]: r for r in game_on(rule=RED).master_state()["audit"]}["k2"]
+    touching = [b for b in touch_rule["borderline"] if b["predicate"] == "touching"]
+    assert touching and all(b["changes_mark"] for b in touching)
+    same_call = [b for b in red_rule["borderline"] if b["predicate"] == "touching"]
+    assert same_call and not any(b["changes_mark"] for b in same_call)  # colour alone decides red
+
+
 def test_observe_splits_the_table_into_koans_and_reads_stones():
     g = Game("t")
     g.observe(small_table())

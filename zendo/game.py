@@ -952,10 +952,14 @@ class Game:
                 row.update(proposed=v.mark, judgment_call=v.judgment_call, witnesses=v.witnesses,
                            doubts=[{**d, "key": list(doubt_key(d))} for d in v.doubts])
             ruled = self.rulings.get(rec.id, {})
+            # which close calls could change the proposed mark: the dashboard shows those and folds
+            # the rest away (on a camera's table every piece is a close call on "grounded")
+            flips = {(b["predicate"], *b["pieces"]) for b in v.borderline} if v is not None else set()
             for p in self.borderline(rec.id):
                 alt = p.alternative if p.alternative is not None else (not p.value)
                 row["borderline"].append({**p.to_dict(), "key": _key_out(p.key), "alternative": alt,
-                                          "ruled": ruled.get(p.key, None), "is_ruled": p.key in ruled})
+                                          "ruled": ruled.get(p.key, None), "is_ruled": p.key in ruled,
+                                          "changes_mark": p.key in flips})
             row["problems"] += _audit_problems(rec, row["proposed"])
             audit.append(row)
         st["audit"] = audit

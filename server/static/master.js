@@ -46,6 +46,8 @@
   $("give-up").addEventListener("click", () => { if (confirm("Tell the students the rule and end the game?")) act("/master/api/give-up"); });
   if ($("demo-build")) $("demo-build").addEventListener("click", () => act("/master/api/demo/build", { koan: $("demo-choice").value }));
 
+  const openFolds = new Set();  // koans whose folded close calls the Master opened (kept across redraws)
+
   function auditRow(a) {
     const btn = (label, fn, cls) => Z.el("button", { onclick: fn, class: cls || null }, label);
     const actions = [];
@@ -64,12 +66,23 @@
     }
     const judgment = [];
     if (a.judgment_call) judgment.push(Z.el("div", { class: "flag" }, "JUDGMENT CALL"));
-    for (const b of a.borderline) {
+    const closeCall = (b) => {
       const name = `${b.predicate}(${b.pieces.join(", ")})`;
       const val = b.is_ruled ? b.ruled : b.value;
-      judgment.push(Z.el("div", { class: "small" }, `${name} = ${val} (${b.margin} ${b.unit} from the line)${b.is_ruled ? " · ruled" : ""} `,
+      return Z.el("div", { class: "small" }, `${name} = ${val} (${b.margin} ${b.unit} from the line)${b.is_ruled ? " · ruled" : ""} `,
         btn(`rule ${b.alternative}`, () => act("/master/api/ruling", { koan: a.koan, key: b.key, value: b.alternative })),
-        b.is_ruled ? null : btn(`rule ${b.value}`, () => act("/master/api/ruling", { koan: a.koan, key: b.key, value: b.value }))));
+        b.is_ruled ? null : btn(`rule ${b.value}`, () => act("/master/api/ruling", { koan: a.koan, key: b.key, value: b.value })));
+    };
+    // close calls that could change the mark (or that were ruled) in full; the rest folded away
+    const folded = a.borderline.filter((b) => !b.changes_mark && !b.is_ruled);
+    for (const b of a.borderline) if (b.changes_mark || b.is_ruled) judgment.push(closeCall(b));
+    if (folded.length) {
+      const n = folded.length;
+      const what = a.proposed ? `that ${n > 1 ? "do" : "does"} not change the mark` : "";
+      judgment.push(Z.el("details", { class: "small close-calls", open: openFolds.has(a.koan),
+        ontoggle: (e) => (e.target.open ? openFolds.add(a.koan) : openFolds.delete(a.koan)) },
+        Z.el("summary", {}, `${n} close call${n > 1 ? "s" : ""} ${what}`.trim()),
+        folded.map(closeCall)));
     }
     for (const d of a.doubts || []) {
       judgment.push(Z.el("div", { class: "small" }, `camera: ${d.text} `,
