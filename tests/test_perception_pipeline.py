@@ -198,6 +198,8 @@ def test_zendo_eval_reports_every_figure(table, tmp_path):
     assert set(out["latency"]) >= {"detect", "pose", "total"}
     by = out["relation_accuracy_by_predicate"]
     assert by and sum(v["scored"] for v in by.values()) == out["relations_scored"]
+    # the committed figures name the weights as the repository does, not where one checkout was
+    assert out["weights"] == "models/zendo-yolo.pt" and out["classifier"] == "models/zendo-cls.pt"
 
 
 def test_relation_accuracy_is_told_predicate_by_predicate():

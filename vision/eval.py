@@ -368,13 +368,23 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
         frames.append(evaluate_frame(res.scene, pipe.table().matrix, truth, res.fits, rules))
         timings.append(res.timings_ms)
     out = summarise(frames, timings)
-    out["dataset"] = str(dataset)
-    out["weights"] = str(det.weights)
-    out["classifier"] = str(cls.weights) if cls is not None else None
+    out["dataset"] = _shown(dataset)
+    out["weights"] = _shown(det.weights)
+    out["classifier"] = _shown(cls.weights) if cls is not None else None
     out["device"] = det.device
     out["conf"] = conf
     out["rules_scored"] = len(rules[0]) if rules else 0
     return out
+
+
+def _shown(path) -> str:
+    """A path as the figures record it: relative to the repository when inside it (models/EVAL.json
+    is committed, and an absolute path says only where one checkout happened to be)."""
+    from .detect import MODELS_DIR
+
+    p = Path(path).resolve()
+    root = MODELS_DIR.resolve().parent
+    return str(p.relative_to(root)) if p.is_relative_to(root) else str(path)
 
 
 def format_table(s: dict) -> str:
