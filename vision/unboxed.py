@@ -87,8 +87,8 @@ def read_blobs(frame, scene: Scene, fits: list[PieceFit], detections: Detections
     table_pts, seen = heights
     pieces, fits = list(scene.pieces), list(fits)
     verdicts = list(verdicts) if verdicts is not None else [None] * len(detections)
-    free = None
-    for pix in unexplained_blobs(scene, detections, table_pts, seen):
+    free = unexplained(scene, table_pts, seen & (table_pts[..., 2] > cfg.table_cut_mm))
+    for pix in unexplained_blobs(scene, detections, table_pts, seen, free):
         if len(pix) < MIN_BLOB_PX:
             continue
         box = pixel_box(pix)
@@ -96,8 +96,6 @@ def read_blobs(frame, scene: Scene, fits: list[PieceFit], detections: Detections
         cands = candidates(v)
         if not cands:
             continue
-        if free is None:  # once a frame, and only where a blob is read
-            free = unexplained(scene, table_pts, seen & (table_pts[..., 2] > cfg.table_cut_mm))
         pts = blob_points(pix, free, table_pts)
         if len(pts) < MIN_POINTS:
             continue
@@ -117,7 +115,6 @@ def read_blobs(frame, scene: Scene, fits: list[PieceFit], detections: Detections
     if not doubts:
         return scene, fits, detections, verdicts, doubts
     return scene_with(scene, pieces, fits), fits, detections, verdicts, doubts
-
 
 
 def _best_fit(cands: list[tuple[str, str]], pts: np.ndarray, frame, table, cfg: PoseConfig, prior, pid: str
