@@ -143,3 +143,55 @@ def test_a_fit_the_pairs_stage_nearly_split_is_a_misfit_doubt(monkeypatch, near_
     _, fits, _, _ = _pairs_on_a_standing_piece_fitted_lying((0.03, 0.96, 0.01))  # the crop says lying: not stood up
     assert fits[0].maybe_two == near_passes
     assert [d["piece"] for d in misfit_doubts(fits)] == ([fits[0].piece.id] if near_passes else [])
+
+
+def across_two_tips():
+    """A yellow small lying across the tips of a yellow and a black medium."""
+    from zendo.build import flat_across
+
+    a = upright(Spec("a", "yellow", "medium"), (0, 0), 0)
+    b = beside(a, Spec("b", "black", "medium"), heading=0, gap=8)
+    return [a, b, flat_across([a, b], Spec("c", "yellow", "small"), heading=0)]
+
+
+def test_a_piece_lying_across_tips_in_its_supports_box_is_found_up_there():
+    """The detector boxes the lying small with the yellow medium under it (one colour, one blob),
+    and the one fit leaves a poor residual: the box's points are a standing medium and a small
+    lying up on the tips."""
+    from calibration.plane import height_map
+    from vision.pairs import _box_points, bridge
+    from vision.pose import PoseConfig, rms_of
+
+    a, b, c = across_two_tips()
+    r, frame, cal = render_table([a, b, c], seed=3)
+    merged = one_box(r, {"a", "c"}, "yellow_medium")
+    table_pts, seen = height_map(frame, cal)
+    pts, pix = _box_points(merged, 0, table_pts, seen & (table_pts[..., 2] > 2.5))
+    one = _lying_fit(a).piece  # the detector's one piece, fitted across both
+    fit = _lying_fit(a, rms=rms_of(one, pts))
+    found = bridge(fit, pts, pix, [b], frame, cal, PoseConfig(), "p9")
+    assert found is not None
+    assert np.linalg.norm(found.standing.origin - a.origin) < 3.0 and found.standing.axis[2] > np.cos(np.radians(10))
+    assert (found.lying.id, found.lying.size) == ("p9", "small")
+    assert np.linalg.norm(found.lying.origin - c.origin) < 4.0 and found.lying.vertices[:, 2].min() > 30
+
+
+def test_a_standing_piece_with_nothing_on_its_tip_is_no_bridge():
+    from calibration.plane import height_map
+    from vision.pairs import _box_points, bridge
+    from vision.pose import PoseConfig
+
+    a, b, _ = across_two_tips()
+    r, frame, cal = render_table([a, b], seed=3)
+    table_pts, seen = height_map(frame, cal)
+    pts, pix = _box_points(one_box(r, {"a"}, "yellow_medium"), 0, table_pts, seen & (table_pts[..., 2] > 2.5))
+    assert bridge(_lying_fit(a), pts, pix, [b], frame, cal, PoseConfig(), "p9") is None
+
+
+def test_a_tower_in_one_box_is_not_read_as_a_piece_lying_across_a_tip():
+    from zendo.build import tower
+
+    truth = tower([Spec("a", "green", "medium"), Spec("b", "green", "small")], (0, 0), 0)
+    r, frame, cal = render_table(truth, seed=3)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "green_medium"))
+    assert "bridge" not in [f.hypothesis for f in res.fits]

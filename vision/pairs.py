@@ -15,7 +15,8 @@ and the classifier reads its colour there. A poor lying fit that is not two piec
 standing piece: `stand_up`. A pair that misses the limits only by a little (NEAR_PAIR: two touching
 smalls read as one lying piece left a half 0.23 free and 2.0 mm off) is not split, but the fit
 is marked `maybe_two`, which raises a misfit doubt (tuning tables: 3 and 0 fewer unflagged
-wrong marks, 0.2 and 0.0 points more right marks flagged).
+wrong marks, 0.2 and 0.0 points more right marks flagged). A poor fit that is a standing piece
+with another lying across its tip (and a neighbour's), one colour and so one box: `bridge`.
 """
 from __future__ import annotations
 
@@ -150,6 +151,75 @@ def stand_up(fit: PieceFit, pts: np.ndarray, others: list[Piece], frame, table, 
     return replace(fit, piece=q, rms_mm=rms_of(q, own), free_space=fs, hypothesis=name)
 
 
+BRIDGE_ABOVE_MM = 5.0  # depth this far above the standing piece's tip is a piece lying on tips
+BRIDGE_CUT_MM = 3.0  # a lying piece's points start this far below the standing one's tip
+BRIDGE_HYPOTHESES = ("flat", "raised flat", "tilted")  # the piece on top lies (a lying tower leans)
+BRIDGE_MEDIAN_MM = 1.5  # each of the two must fit like a piece: its points' median distance (RMS is
+# spoilt by the mixed depth pixels at a raised piece's edges, 10-15 mm off anything)
+NEIGHBOUR_MM = 4.0
+BRIDGE_FREE_SPACE = 0.25  # a raised piece's edges show the table far below: free space runs higher
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """A standing piece and a piece lying across its tip (and a neighbour's) that one box held."""
+
+    standing: Piece
+    lying: Piece
+    free_space: float  # the larger of the two's
+    rms_mm: float  # the larger of the two's
+    box: np.ndarray  # the image box of the lying piece's points
+
+
+def bridge(fit: PieceFit, pts: np.ndarray, pix: np.ndarray, others: list[Piece], frame, table, cfg: PoseConfig,
+           new_id: str) -> Bridge | None:
+    """The standing piece and the piece lying on its tip that `fit`'s points are, or None.
+
+    Why: a small piece laid across the tips of two standing pieces, one of them its own colour,
+    is one box to the detector with the standing one (900051, 900057: 12-18 mm RMS), and the
+    lying piece is missed. How: the points well above the standing piece's tip (BRIDGE_ABOVE_MM)
+    say something lies there; the points above its tip less BRIDGE_CUT_MM are fitted lying, in
+    each size (the one explaining more points less half its free space), the rest standing in the
+    box's size; both must fit like pieces and explain SPLIT_GAIN more of the points than the one.
+    A neighbour's points are those within NEIGHBOUR_MM of it (depth noise puts a third of them
+    beyond INLIER_MM, and they spoil the standing fit)."""
+    mine = (np.abs(union_distance(others, pts)) >= NEIGHBOUR_MM) if others else np.ones(len(pts), bool)
+    own, pix = pts[mine], pix[mine]
+    p = fit.piece
+    tip = PYRAMID_SIZES[p.size].height
+    if len(own) < 2 * MIN_POINTS or float(np.percentile(own[:, 2], 98)) < tip + BRIDGE_ABOVE_MM:
+        return None
+    on_top = own[:, 2] > tip - BRIDGE_CUT_MM
+    if on_top.sum() < MIN_POINTS or (~on_top).sum() < MIN_POINTS:
+        return None
+    R, t, _, fs_a, _ = fit_piece(p.size, own[~on_top], frame.depth_mm, table.to_camera, frame.intrinsics, cfg,
+                                 only=HALF_HYPOTHESES)
+    a = posed(p, R, t)
+    if fs_a > PAIR_FREE_SPACE or _median_mm(a, own[~on_top]) > BRIDGE_MEDIAN_MM:
+        return None
+    best, best_score = None, -np.inf
+    for size in PYRAMID_SIZES:
+        R, t, _, fs, _ = fit_piece(size, own[on_top], frame.depth_mm, table.to_camera, frame.intrinsics, cfg,
+                                   only=BRIDGE_HYPOTHESES)
+        b = posed(replace(p, size=size), R, t, id=new_id)
+        if (fs > BRIDGE_FREE_SPACE or _median_mm(b, own[on_top]) > BRIDGE_MEDIAN_MM
+                or b.vertices[:, 2].min() < tip - 2 * BRIDGE_CUT_MM):
+            continue  # not a piece lying up there
+        score = float(_explained([b], own[on_top]).mean()) - 0.5 * fs
+        if score > best_score:
+            best, best_score = (b, fs, rms_of(b, own[on_top])), score
+    if best is None:
+        return None
+    b, fs_b, rms_b = best
+    if _explained([a, b], own).sum() - _explained([p], own).sum() < SPLIT_GAIN * len(own):
+        return None
+    return Bridge(a, b, max(fs_a, fs_b), max(rms_of(a, own[~on_top]), rms_b), pixel_box(pix[on_top]))
+
+
+def _median_mm(piece: Piece, pts: np.ndarray) -> float:
+    return float(np.median(np.abs(union_distance([piece], pts))))
+
+
 STAND_MIN_P = 0.1  # the orientation net gives a piece less than this of standing: do not stand it up
 
 
@@ -181,14 +251,22 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         if pair is None or not pair.holds:
             lying = _crop_says_lying(detections, f.detection)
             stood = None if lying else stand_up(f, got[0], others, frame, table, cfg)
+            across = None if stood is not None else bridge(f, *got, others, frame, table, cfg,
+                                                           next_piece_id(pieces))
             if stood is not None:
                 pieces[i], fits[i] = stood.piece, stood
-            elif pair is not None:  # nearly two pieces: a misfit doubt
-                fits[i] = replace(f, maybe_two=True)
-            continue
-        a, b, fs, rms, box = pair.a, pair.b, pair.free_space, pair.rms_mm, pair.box
+                continue
+            if across is None:
+                if pair is not None:  # nearly two pieces: a misfit doubt
+                    fits[i] = replace(f, maybe_two=True)
+                continue
+            a, b, fs, rms, box = across.standing, across.lying, across.free_space, across.rms_mm, across.box
+            how = "bridge"
+        else:
+            a, b, fs, rms, box = pair.a, pair.b, pair.free_space, pair.rms_mm, pair.box
+            how = "pair"
         if any(np.linalg.norm(q.origin - b.origin) < MIN_APART_MM for q in others):
-            continue  # the second half is a neighbour already fitted
+            continue  # the second piece is a neighbour already fitted
         v = classifier.read_box(frame, table, box, heights) if classifier is not None else None
         color, p = v.color() if v is not None else (None, 0.0)
         if color is not None and p >= MIN_COLOR_P:
@@ -199,7 +277,7 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         k = len(detections)
         detections = detections.plus(box, f"{b.color}_{b.size}", f.confidence)
         verdicts.append(v)
-        fits.append(replace(f, piece=b, free_space=fs, rms_mm=rms, hypothesis="pair", detection=k))
+        fits.append(replace(f, piece=b, free_space=fs, rms_mm=rms, hypothesis=how, detection=k))
     if pieces == list(scene.pieces):
         return scene, fits, detections, verdicts
     return scene_with(scene, pieces, fits), fits, detections, verdicts
