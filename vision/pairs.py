@@ -153,7 +153,7 @@ def stand_up(fit: PieceFit, pts: np.ndarray, others: list[Piece], frame, table, 
 
 BRIDGE_ABOVE_MM = 5.0  # depth this far above the standing piece's tip is a piece lying on tips
 BRIDGE_CUT_MM = 3.0  # a lying piece's points start this far below the standing one's tip
-BRIDGE_HYPOTHESES = ("flat", "raised flat", "tilted")  # the piece on top lies (a lying tower leans)
+BRIDGE_HYPOTHESES = ("flat", "raised flat")  # the piece on top lies
 BRIDGE_MEDIAN_MM = 1.5  # each of the two must fit like a piece: its points' median distance (RMS is
 # spoilt by the mixed depth pixels at a raised piece's edges, 10-15 mm off anything)
 NEIGHBOUR_MM = 4.0
