@@ -38,6 +38,7 @@ from .pose import (
     posed,
     rms_of,
     scene_with,
+    signed_distances,
     union_distance,
 )
 
@@ -156,7 +157,7 @@ BRIDGE_CUT_MM = 3.0  # a lying piece's points start this far below the standing 
 BRIDGE_HYPOTHESES = ("flat", "raised flat")  # the piece on top lies
 BRIDGE_MEDIAN_MM = 1.5  # each of the two must fit like a piece: its points' median distance (RMS is
 # spoilt by the mixed depth pixels at a raised piece's edges, 10-15 mm off anything)
-NEIGHBOUR_MM = 4.0
+NEIGHBOUR_MM = 4.0  # a bridge's box points this near a neighbour's solid are the neighbour's
 BRIDGE_FREE_SPACE = 0.25  # a raised piece's edges show the table far below: free space runs higher
 
 
@@ -217,7 +218,7 @@ def bridge(fit: PieceFit, pts: np.ndarray, pix: np.ndarray, others: list[Piece],
 
 
 def _median_mm(piece: Piece, pts: np.ndarray) -> float:
-    return float(np.median(np.abs(union_distance([piece], pts))))
+    return float(np.median(np.abs(signed_distances(piece, pts))))
 
 
 STAND_MIN_P = 0.1  # the orientation net gives a piece less than this of standing: do not stand it up
@@ -248,23 +249,21 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
             continue
         others = [q for q in pieces if q.id != f.piece.id]
         pair = split(f, *got, others, frame, table, cfg, next_piece_id(pieces))
-        if pair is None or not pair.holds:
-            lying = _crop_says_lying(detections, f.detection)
-            stood = None if lying else stand_up(f, got[0], others, frame, table, cfg)
-            across = None if stood is not None else bridge(f, *got, others, frame, table, cfg,
-                                                           next_piece_id(pieces))
+        if pair is not None and pair.holds:
+            a, b, fs, rms, box, how = pair.a, pair.b, pair.free_space, pair.rms_mm, pair.box, "pair"
+        else:
+            stood = None if _crop_says_lying(detections, f.detection) else stand_up(f, got[0], others, frame,
+                                                                                     table, cfg)
             if stood is not None:
                 pieces[i], fits[i] = stood.piece, stood
                 continue
+            across = bridge(f, *got, others, frame, table, cfg, next_piece_id(pieces))
             if across is None:
                 if pair is not None:  # nearly two pieces: a misfit doubt
                     fits[i] = replace(f, maybe_two=True)
                 continue
             a, b, fs, rms, box = across.standing, across.lying, across.free_space, across.rms_mm, across.box
             how = "bridge"
-        else:
-            a, b, fs, rms, box = pair.a, pair.b, pair.free_space, pair.rms_mm, pair.box
-            how = "pair"
         if any(np.linalg.norm(q.origin - b.origin) < MIN_APART_MM for q in others):
             continue  # the second piece is a neighbour already fitted
         v = classifier.read_box(frame, table, box, heights) if classifier is not None else None

@@ -11,10 +11,10 @@ surely (`candidates`: then each size the verdict names), the blob's points, grow
 piece's foot (`blob_points`), are fitted as that piece (every hypothesis), and the piece is kept
 when the fit is good (RMS under MAX_RMS_MM, free space under MAX_FREE_SPACE; of two sizes, the one
 explaining more points). The limits were 2.0 mm and 0.15 until session 16: the truth poses of
-two red pieces on a red table (900023, 900027) scored free space 0.09 and 0.13 on such points. It gets the blob's box as its detection and the
-verdict, so class and absent doubts treat it like any other piece, and an "unboxed" doubt (it
-may be any piece standing there, or none: the Master hears of it where that changes a mark); a
-blob that is not read stays a "missed" doubt.
+two red pieces on a red table (900023, 900027) scored free space 0.09 and 0.13 on such points.
+It gets the blob's box as its detection and the verdict, so class and absent doubts treat it
+like any other piece, and an "unboxed" doubt (it may be any piece standing there, or none: the
+Master hears of it where that changes a mark); a blob that is not read stays a "missed" doubt.
 """
 from __future__ import annotations
 
