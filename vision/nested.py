@@ -74,10 +74,16 @@ def _base_color(colors: FrameColors, q, project) -> str | None:
     base (its projected outline, a pixel in from the edge, where the outer's rim shows), or None."""
     import cv2
 
-    m = np.zeros(colors.rgb.shape[:2], np.uint8)
-    cv2.fillConvexPoly(m, np.round(project(q.vertices[:4])).astype(np.int32), 1)
+    poly = np.round(project(q.vertices[:4])).astype(np.int32)
+    h, w = colors.rgb.shape[:2]
+    x0, y0 = np.clip(poly.min(axis=0) - 1, 0, (w, h))  # the outline's box, a pixel wider: the
+    x1, y1 = np.clip(poly.max(axis=0) + 2, 0, (w, h))  # erosion reads the same as on the frame
+    if x1 <= x0 or y1 <= y0:
+        return None  # out of the picture: no pixels to read
+    m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillConvexPoly(m, poly - (x0, y0), 1)
     rows, cols = np.nonzero(cv2.erode(m, np.ones((3, 3), np.uint8)))
-    got = colors.read(rows, cols)
+    got = colors.read(rows + y0, cols + x0)
     return got.color if got is not None and got.p >= SEEN_COLOR_P else None
 
 

@@ -32,6 +32,7 @@ from .pose import (
     MIN_POINTS,
     PieceFit,
     PoseConfig,
+    consensus,
     fit_piece,
     next_piece_id,
     pixel_box,
@@ -180,7 +181,7 @@ def bridge(fit: PieceFit, pts: np.ndarray, pix: np.ndarray, others: list[Piece],
     is one box to the detector with the standing one (900051, 900057: 12-18 mm RMS), and the
     lying piece is missed. How: the points well above the standing piece's tip (BRIDGE_ABOVE_MM)
     say something lies there; the points above its tip less BRIDGE_CUT_MM are fitted lying, in
-    each size (the one explaining more points less half its free space), the rest standing in the
+    each size (the one accounting for them better, `pose.consensus`), the rest standing in the
     box's size; both must fit like pieces and explain SPLIT_GAIN more of the points than the one.
     A neighbour's points are those within NEIGHBOUR_MM of it (depth noise puts a third of them
     beyond INLIER_MM, and they spoil the standing fit)."""
@@ -206,7 +207,7 @@ def bridge(fit: PieceFit, pts: np.ndarray, pix: np.ndarray, others: list[Piece],
         if (fs > BRIDGE_FREE_SPACE or _median_mm(b, own[on_top]) > BRIDGE_MEDIAN_MM
                 or b.vertices[:, 2].min() < tip - 2 * BRIDGE_CUT_MM):
             continue  # not a piece lying up there
-        score = float(_explained([b], own[on_top]).mean()) - 0.5 * fs
+        score = consensus(b, own[on_top], fs, INLIER_MM, cfg)
         if score > best_score:
             best, best_score = (b, fs, rms_of(b, own[on_top])), score
     if best is None:

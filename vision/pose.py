@@ -490,6 +490,14 @@ def fit_piece(size: str, pts: np.ndarray, depth_mm: np.ndarray, to_cam, intr, cf
     return R[b], t[b], float(cost[b]), float(fs[b]), names[b]
 
 
+def consensus(piece: Piece, pts: np.ndarray, free_space: float, inlier_mm: float, cfg: PoseConfig) -> float:
+    """How well a piece accounts for points, for choosing between sizes as `choose_size` does: the
+    share of them it explains within inlier_mm, less cfg.size_fs_weight x its free space (a
+    smaller size fits part of a larger piece well; a larger one puts plastic where the camera saw
+    through)."""
+    return float((np.abs(signed_distances(piece, pts)) < inlier_mm).mean()) - cfg.size_fs_weight * free_space
+
+
 def choose_size(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, depth_mm, to_cam, intr,
                 cfg: PoseConfig) -> tuple[str, np.ndarray, np.ndarray, float, float]:
     """Re-decide the size from depth: the three sizes are nearly similar shapes, so in 2-D a large

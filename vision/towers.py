@@ -74,6 +74,18 @@ class Candidate:
     free_space: float = 0.0
 
 
+@dataclass(frozen=True)
+class Addition:
+    """The neighbour the towers stage adds: which candidate, the colour it is given, the box its
+    band shows in (its detection), and the classifier's verdict there (None where only its band's
+    colour found it)."""
+
+    candidate: Candidate
+    reading: ColorReading
+    box: np.ndarray
+    verdict: object = None
+
+
 def _at(p: Piece, origin: np.ndarray, size: str | None = None, pid: str | None = None) -> Piece:
     return replace(p, position=tuple(map(float, origin)), size=size or p.size, id=pid or p.id)
 
@@ -219,9 +231,9 @@ def _runner_up_doubt(piece: Piece, reading: ColorReading) -> list[dict]:
 
 
 def _color_tower(scored: list[Candidate], base: Piece, pieces, pts, pix, colors: FrameColors, depth_mm, to_cam,
-                 intr):
-    """(candidate, band reading, band box, None) for the same-size piece under `base` that depth
-    left in doubt, when its band shows another colour surely (BAND_MIN_PX, BAND_P)."""
+                 intr) -> Addition | None:
+    """The same-size piece under `base` that depth left in doubt, when its band shows another
+    colour surely (BAND_MIN_PX, BAND_P); no verdict (the classifier did not find it)."""
     c = next((c for c in _stacked_candidates(scored, base, depth_mm, to_cam, intr) if c.where == "under"), None)
     if c is None:
         return None
@@ -229,7 +241,7 @@ def _color_tower(scored: list[Candidate], base: Piece, pieces, pts, pix, colors:
     got = _band_color(colors, band, pix)
     if got is None or got.color == base.color:
         return None
-    return c, got, pixel_box(pix[band]), None
+    return Addition(c, got, pixel_box(pix[band]))
 
 
 def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,
@@ -267,14 +279,14 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         if added is None and classifier is not None:
             added = _color_tower(scored, base, pieces, pts, px, colors, depth, to_cam, intr)
             if added is not None:  # without the lower piece, the upper one stands where it was fitted
-                doubts.append({"kind": "absent", "piece": added[0].added.id, "confidence": round(added[1].p, 3),
-                               "why": "band", "then": [base.to_dict()]})
+                doubts.append({"kind": "absent", "piece": added.candidate.added.id,
+                               "confidence": round(added.reading.p, 3), "why": "band", "then": [base.to_dict()]})
         if added is None:
             d = stacked_doubt(scored, base, depth, to_cam, intr)
             if d is not None:
                 doubts.append(d)
             continue
-        best, reading, box, v = added
+        best, reading, box, v = added.candidate, added.reading, added.box, added.verdict
         color, p_color = reading.color, reading.p
         piece = replace(best.added, color=color)
         doubts += _runner_up_doubt(piece, reading)
@@ -300,11 +312,12 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
     return scene, fits, detections, verdicts, doubts
 
 
-def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, frame, table, heights, classifier):
-    """(candidate, colour reading, band box, verdict) for the neighbour to add, or None when no
-    candidate is within the free-space limit or the classifier does not read a pyramid there. The
-    colour is the band's own (the colour model) where that reads BAND_MIN_PX pixels BAND_P surely,
-    else the classifier's (no runner-up then: its verdict raises the class doubts)."""
+def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, frame, table, heights, classifier
+         ) -> Addition | None:
+    """The neighbour to add, or None when no candidate is within the free-space limit or the
+    classifier does not read a pyramid there. The colour is the band's own (the colour model)
+    where that reads BAND_MIN_PX pixels BAND_P surely, else the classifier's (no runner-up then:
+    its verdict raises the class doubts)."""
     if not options or options[0].gain < TOWER_GAIN_POINTS:
         return None
     best, box, v = _read(options, pieces, base, pts, px, frame, table, heights, classifier)
@@ -314,9 +327,7 @@ def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, f
     if color is None or p_color < MIN_CLASS_P:
         return None
     band = _band_color(colors, _band_points(best, pieces, base, pts), px)
-    if band is not None:
-        return best, band, box, v
-    return best, ColorReading(color, p_color, color, 0.0), box, v
+    return Addition(best, band if band is not None else ColorReading(color, p_color, color, 0.0), box, v)
 
 
 def _read(options: list[Candidate], pieces, base, pts, px, frame, table, heights, classifier):

@@ -33,9 +33,9 @@ from .pose import (
     next_piece_id,
     pixel_box,
     posed,
+    consensus,
     rms_of,
     scene_with,
-    signed_distances,
 )
 
 MIN_BLOB_PX = 80  # a blob this big (pixels) is worth reading (a small piece shows 60-150)
@@ -43,8 +43,7 @@ MIN_P = 0.7  # the classifier must read a pyramid this surely
 MAX_RMS_MM = 2.5
 MAX_FREE_SPACE = 0.25
 GROW_PX = 2  # a blob's points: its pixels grown by this much, down to the table cut (its foot too)
-INLIER_MM = 2.0
-FS_WEIGHT = 0.5  # between two sizes: share of points explained, less this x free space (pose.choose_size)
+INLIER_MM = 2.0  # between two sizes: the one explaining more points within this (pose.consensus)
 
 
 def candidates(v) -> list[tuple[str, str]]:
@@ -120,8 +119,7 @@ def read_blobs(frame, scene: Scene, fits: list[PieceFit], detections: Detections
 def _best_fit(cands: list[tuple[str, str]], pts: np.ndarray, frame, table, cfg: PoseConfig, prior, pid: str
               ) -> tuple[Piece, float, float, str] | None:
     """The candidate that fits the blob like a piece (RMS, free space), and of two that do, the one
-    explaining more of its points less FS_WEIGHT x free space (a smaller size fits part of a
-    larger piece well; a larger one puts plastic where the camera saw through)."""
+    that accounts for its points better (`pose.consensus`)."""
     best, best_score = None, -np.inf
     for color, size in cands:
         R, t, _, fs, name = fit_piece(size, pts, frame.depth_mm, table.to_camera, frame.intrinsics, cfg,
@@ -130,7 +128,7 @@ def _best_fit(cands: list[tuple[str, str]], pts: np.ndarray, frame, table, cfg: 
         rms = rms_of(piece, pts)
         if rms > MAX_RMS_MM or fs > MAX_FREE_SPACE:
             continue
-        score = float((np.abs(signed_distances(piece, pts)) < INLIER_MM).mean()) - FS_WEIGHT * fs
+        score = consensus(piece, pts, fs, INLIER_MM, cfg)
         if score > best_score:
             best, best_score = (piece, rms, fs, name), score
     return best
