@@ -259,6 +259,31 @@ def test_koans_a_little_farther_apart_than_the_koan_gap_may_be_one_koan():
     assert all(abs(d["gap_mm"] - 30.0) < 0.5 for d in ds)
 
 
+def _string_of_koans(gap_between_footprints: float, n: int = 3) -> list[Piece]:
+    """n koans of one piece each in a row, each `gap_between_footprints` from the next."""
+    a = upright(Spec("p1", "blue", "medium"), (0.0, 0.0), 0)
+    width = 2 * float(np.abs(a.vertices[:4, 0]).max())
+    return [upright(Spec(f"p{i + 1}", "blue", "medium"), (i * (width + gap_between_footprints), 0.0), 0)
+            for i in range(n)]
+
+
+def test_a_string_of_koans_each_near_the_next_may_be_all_one_koan():
+    ds = [d for d in joined(_string_of_koans(30.0)) if d.get("all")]
+    assert sorted((d["piece"], sorted(q["id"] for q in d["with"])) for d in ds) == [
+        ("p1", ["p2", "p3"]), ("p2", ["p1", "p3"]), ("p3", ["p1", "p2"])]
+    assert len({doubt_key(d) for d in joined(_string_of_koans(30.0))}) == 4 + 3  # four pairs, three strings
+    first = _string_of_koans(30.0)[0]
+    d = next(d for d in ds if d["piece"] == "p1")
+    m = judged("it contains exactly three pieces", [first], [d])
+    assert m.mark == "black" and m.judgment_call  # only all three as one makes it three
+    assert "pieces unseen between them would make them all one koan" in m.doubts[0]["text"]
+
+
+def test_two_koans_near_each_other_are_no_string():
+    assert [d for d in joined(_two_koans(30.0)) if d.get("all")] == []
+    assert [d for d in joined(_string_of_koans(JOIN_MM + 5.0)) if d.get("all")] == []
+
+
 def test_koans_set_well_apart_are_not_joined():
     assert joined(_two_koans(JOIN_MM + 5.0)) == []
     assert joined(_two_koans(10.0)) == []  # within the koan gap: already one koan, nothing to doubt
@@ -493,6 +518,77 @@ def test_at_the_pictures_edge_a_smaller_unexplained_blob_is_a_missed_doubt():
 
     assert len(blob_at(0)) == 1  # touching the left edge
     assert blob_at(70) == []  # the same blob in the middle is too small to be a piece
+
+
+def _edge_patch(rise_mm: float, rgb_patch=(200, 30, 30), noise_mm: float = 1.0, seed: int = 0):
+    """A grey table seen straight down (1 px per mm), noisy depth, and a patch of colour at the
+    bottom edge of the picture standing `rise_mm` above the table."""
+    rng = np.random.default_rng(seed)
+    pts = np.zeros((120, 160, 3), np.float32)
+    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts[..., 2] = rng.normal(0.0, noise_mm, (120, 160))
+    rgb = np.clip(rng.normal(110, 3, (120, 160, 3)), 0, 255).astype(np.uint8)
+    rgb[114:, 60:80] = rgb_patch
+    pts[114:, 60:80, 2] += rise_mm
+    return rgb, pts, np.ones((120, 160), bool)
+
+
+def test_a_sliver_of_a_pieces_colour_standing_up_at_the_pictures_edge_is_a_missed_doubt():
+    """A piece just out of view shows a few pixels of its foot, too low for depth alone."""
+    from vision.detect import Detections
+    from vision.doubts import EDGE_RISE_MM, MISSED_HEIGHT_MM, missed_doubts
+
+    assert EDGE_RISE_MM + 2.0 < MISSED_HEIGHT_MM  # depth alone does not see it
+    rgb, pts, valid = _edge_patch(rise_mm=EDGE_RISE_MM + 2.0)
+    assert missed_doubts(Scene(), Detections.empty(), pts, valid) == []
+    (d,) = missed_doubts(Scene(), Detections.empty(), pts, valid, rgb)
+    assert d["seen"] == "colour" and 60 <= d["at"][0] < 80 and d["at"][1] >= 114
+    assert "picture's edge" in describe(d) and "mostly out of view" in describe(d)
+
+
+def test_a_patch_of_the_tables_own_pattern_at_the_edge_lying_flat_is_no_doubt():
+    from vision.detect import Detections
+    from vision.doubts import edge_color_blobs
+
+    rgb, pts, valid = _edge_patch(rise_mm=0.0)
+    assert edge_color_blobs(rgb, Detections.empty(), pts, valid) == []
+
+
+def test_a_sliver_the_table_colour_shows_no_doubt_whatever_its_height():
+    from vision.detect import Detections
+    from vision.doubts import edge_color_blobs
+
+    rgb, pts, valid = _edge_patch(rise_mm=4.0, rgb_patch=(112, 110, 108))
+    assert edge_color_blobs(rgb, Detections.empty(), pts, valid) == []
+
+
+def test_a_coloured_sliver_inside_a_detectors_box_is_that_boxs_business():
+    from vision.detect import Detections
+    from vision.doubts import edge_color_blobs
+
+    rgb, pts, valid = _edge_patch(rise_mm=4.0)
+    assert len(edge_color_blobs(rgb, Detections.empty(), pts, valid)) == 1
+    box = Detections(np.array([[55, 105, 85, 120]], np.float32), np.array([0]), np.array([0.9], np.float32))
+    assert edge_color_blobs(rgb, box, pts, valid) == []
+
+
+def test_a_rendered_piece_lying_just_out_of_view_is_told_to_the_master_by_its_colour():
+    """The synthetic camera: a red large lying flat, pointing at the camera, beyond the bottom
+    edge of the picture but for a sliver (under the 60 px a piece needs to be found)."""
+    from perception_helpers import doubts_of, perceive_one_frame, render_table
+    from vision.detect import Detections
+
+    toward_camera = np.array([np.sin(np.radians(15)), -np.cos(np.radians(15))])
+    at = np.array([55.6, -211.4]) + 22.0 * toward_camera  # 22 mm past the bottom edge's middle
+    cut = flat(Spec("a", "red", "large"), tuple(at), 105)
+    seen = upright(Spec("b", "blue", "small"), (0.0, 0.0), 0)
+    r, frame, cal = render_table([cut, seen])
+    shown = {o.id: o.visible_px for o in r.objects}
+    assert 0 < shown["a"] < 60
+    result = perceive_one_frame(frame, cal, Detections.empty())
+    (d,) = [d for d in doubts_of(result, "missed") if d.get("seen") == "colour"]
+    where = (cal.matrix @ np.linalg.inv(np.asarray(r.camera_to_table)) @ np.array([*at, 0.0, 1.0]))[:2]
+    assert np.linalg.norm(np.asarray(d["at"]) - where) < 40
 
 
 def test_a_piece_near_the_pictures_edge_raises_an_edge_doubt_towards_it_and_one_in_the_middle_none():

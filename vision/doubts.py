@@ -6,7 +6,9 @@ Why these six and where each comes from (the towers and unboxed stages raise the
 - absent: the detector was unsure anything is there (confidence under ABSENT_CONF);
 - covers: a medium or large piece on the table over a cavity the camera cannot see into;
 - missed: above-table depth that no fitted piece's silhouette (nor a stone) explains, in a blob
-  big enough to be a piece the detector missed;
+  big enough to be a piece the detector missed; or, at the picture's edge, a patch of colour
+  unlike the table's that stands a little above the table around it (`edge_color_blobs`): a
+  piece mostly out of view shows there as a sliver too low for depth alone;
 - misfit: a fitted piece explains its depth poorly (RMS residual over MISFIT_RMS_MM), which on
   the tuning tables meant a piece missed there more often than not (two pieces read as one, a
   piece lying across others, a tower read short);
@@ -37,6 +39,15 @@ MISSED_MIN_PX = 40  # a blob this big could be a piece (the smallest visible pie
 MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part inside it
 EDGE_PX = 3
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
+# the colour sliver at the picture's edge (`edge_color_blobs`), set on the tuning tables: of 18
+# such blobs on 120 tables, 8 were pieces and 10 the table's own pattern (checks, stripes); the
+# rise over the table around it kept 7 of the pieces and 2 of the patterns
+EDGE_BAND_PX = 10  # how far in from the picture's edge a sliver is looked for
+EDGE_SEGMENT_PX = 160  # the table's colour is read per stretch of the edge (vignette, light)
+EDGE_CHROMA = 12.0  # Lab a*b* distance from the table's colour, at least ...
+EDGE_CHROMA_SPREAD = 3.0  # ... and this many times the table's own p90 distance (patterned tables)
+EDGE_RISE_MM = 2.0  # the patch's p90 height over the table's p90 height around it
+EDGE_CONTEXT_PX = 20  # "around it"
 EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece's
 # a good fit leaves about 1 mm; over 5 mm the tuning tables (900000-, 920000-) had 5 and 12 fewer
 # wrong marks unflagged for 0.0 and 0.6 points more right marks flagged (4 mm: more right, no fewer wrong)
@@ -152,14 +163,90 @@ def unexplained_blobs(scene: Scene, detections: Detections, table_pts: np.ndarra
     return out
 
 
-def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray) -> list[dict]:
-    """Blobs of unexplained above-table depth, each as a place an unseen piece may stand."""
+def _missed(table_pts: np.ndarray, pix: np.ndarray, **more) -> dict:
+    pts = table_pts[pix[:, 0], pix[:, 1]]
+    xy = np.median(pts[:, :2], axis=0)
+    return {"kind": "missed", "at": [round(float(xy[0]), 1), round(float(xy[1]), 1)],
+            "height_mm": round(float(np.percentile(pts[:, 2], 95)), 1), "pixels": len(pix), **more}
+
+
+def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray,
+                  rgb: np.ndarray | None = None) -> list[dict]:
+    """Blobs of unexplained above-table depth, each as a place an unseen piece may stand; with
+    the colour image, also slivers of a piece's colour at the picture's edge (`"seen": "colour"`)."""
+    out = [_missed(table_pts, pix) for pix in unexplained_blobs(scene, detections, table_pts, valid)]
+    if rgb is not None:
+        out += [_missed(table_pts, pix, seen="colour") for pix in edge_color_blobs(rgb, detections, table_pts, valid)]
+    return out
+
+
+def _edge_strips(shape: tuple[int, int]) -> list[tuple[slice, slice]]:
+    """The picture's edge band, EDGE_BAND_PX deep, as four strips (the corners in the top and
+    bottom ones)."""
+    h, w = shape
+    b = EDGE_BAND_PX
+    return [(slice(0, b), slice(0, w)), (slice(h - b, h), slice(0, w)),
+            (slice(b, h - b), slice(0, b)), (slice(b, h - b), slice(w - b, w))]
+
+
+def _off_table_colour(rgb: np.ndarray, near: np.ndarray, on: np.ndarray) -> np.ndarray:
+    """Edge-band pixels whose colour (Lab a*b*) is far from the table's in their stretch of the
+    edge, measured against how far the table's own pixels there stray (a patterned cloth strays
+    far). Only the band is read (the whole picture costs 6 ms more)."""
+    import cv2
+
+    odd = np.zeros(near.shape, bool)
+    s = EDGE_SEGMENT_PX
+    for rows, cols in _edge_strips(near.shape):
+        lab = cv2.cvtColor(cv2.medianBlur(np.ascontiguousarray(rgb[rows, cols]), 3), cv2.COLOR_RGB2LAB)
+        ab = lab[..., 1:].astype(np.float32)
+        n_, o_ = near[rows, cols], on[rows, cols]
+        along = 1 if ab.shape[1] > ab.shape[0] else 0
+        for k in range(0, ab.shape[along], s):
+            st = (slice(None), slice(k, k + s)) if along else (slice(k, k + s), slice(None))
+            table = o_[st]
+            if table.sum() < 50:  # no table to compare with (off the table, or all pieces)
+                continue
+            d = np.linalg.norm(ab[st] - np.median(ab[st][table], axis=0), axis=2)
+            thr = max(EDGE_CHROMA, EDGE_CHROMA_SPREAD * float(np.percentile(d[table], 90)))
+            odd[rows, cols][st] = n_[st] & (d > thr)
+    return odd
+
+
+def edge_color_blobs(rgb: np.ndarray, detections: Detections, table_pts: np.ndarray,
+                     valid: np.ndarray) -> list[np.ndarray]:
+    """Patches at the picture's edge of a colour unlike the table's, outside every box, that
+    stand a little above the table around them: each as its pixels (row, column).
+
+    Why colour: a piece standing just out of view shows only a sliver of its foot, a few pixels
+    high and 2-10 mm up, which neither the detector nor depth (MISSED_HEIGHT_MM) picks out; its
+    colour does. Why the rise as well: a checked or striped table has patches of other colours
+    at its edge too, but they lie flat (the table's depth noise around them is the yardstick)."""
+    import cv2
+
+    z = table_pts[..., 2]
+    near = valid & (np.abs(z) < 15.0)  # the table and what stands low on it, not the floor beyond
+    on = valid & (np.abs(z) < 1.5)
+    odd = _off_table_colour(rgb, near, on)
+    pad = STONE_PAD_PX
+    for x0, y0, x1, y1 in np.round(detections.xyxy).astype(int):
+        odd[max(0, y0 - pad):max(0, y1 + pad), max(0, x0 - pad):max(0, x1 + pad)] = False
+    if odd.sum() < MISSED_EDGE_MIN_PX:
+        return []
+    n, lab_, stats, _ = cv2.connectedComponentsWithStats(odd.astype(np.uint8), connectivity=8)
+    h, w = odd.shape
     out = []
-    for pix in unexplained_blobs(scene, detections, table_pts, valid):
-        pts = table_pts[pix[:, 0], pix[:, 1]]
-        xy = np.median(pts[:, :2], axis=0)
-        out.append({"kind": "missed", "at": [round(float(xy[0]), 1), round(float(xy[1]), 1)],
-                    "height_mm": round(float(np.percentile(pts[:, 2], 95)), 1), "pixels": len(pix)})
+    for i in range(1, n):
+        x, y, bw, bh, area = (int(v) for v in stats[i])
+        if area < MISSED_EDGE_MIN_PX or not (x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1):
+            continue
+        pix = np.argwhere(lab_[y:y + bh, x:x + bw] == i) + (y, x)
+        c = EDGE_CONTEXT_PX
+        sl = (slice(max(0, y - c), y + bh + c), slice(max(0, x - c), x + bw + c))
+        around = z[sl][near[sl] & ~odd[sl]]
+        rise = float(np.percentile(z[pix[:, 0], pix[:, 1]], 90)) - (float(np.percentile(around, 90)) if len(around) else 0.0)
+        if rise >= EDGE_RISE_MM:
+            out.append(pix)
     return out
 
 
@@ -190,9 +277,11 @@ def edge_doubts(scene: Scene, project: Callable[[np.ndarray], np.ndarray], shape
 
 
 def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts, table_pts: np.ndarray,
-                 valid: np.ndarray, project: Callable[[np.ndarray], np.ndarray]) -> list[dict]:
+                 valid: np.ndarray, project: Callable[[np.ndarray], np.ndarray], rgb: np.ndarray | None = None
+                 ) -> list[dict]:
     """Every doubt about one perceived frame, as plain dicts (zendo.doubts). `project`: table
-    millimetres -> image pixels (where the picture ends, for the edge doubt)."""
+    millimetres -> image pixels (where the picture ends, for the edge doubt); `rgb`: the colour
+    image (slivers of a piece at the picture's edge)."""
     return (class_doubts(fits, verdicts) + absent_doubts(fits) + covers(scene.pieces) + misfit_doubts(fits)
-            + missed_doubts(scene, detections, table_pts, valid) + edge_doubts(scene, project, valid.shape)
+            + missed_doubts(scene, detections, table_pts, valid, rgb) + edge_doubts(scene, project, valid.shape)
             + joined(scene.pieces))

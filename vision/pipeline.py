@@ -319,7 +319,7 @@ class Pipeline:
         if self.cfg.rest:
             scene, fits = rest_pieces(scene, fits)
             watch.lap("rest")
-        scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project)
+        scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color)
         watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
         watch.lap("track")
@@ -328,11 +328,11 @@ class Pipeline:
 
     @staticmethod
     def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stage_doubts: list[dict],
-                     project) -> Scene:
+                     project, rgb: np.ndarray) -> Scene:
         """The frame's scene with its doubts (vision/doubts.py, and the towers and unboxed stages')
         in its perception block."""
         pts, valid = heights
-        doubts = without_repeats(frame_doubts(scene, fits, det, verdicts, pts, valid, project) + stage_doubts)
+        doubts = without_repeats(frame_doubts(scene, fits, det, verdicts, pts, valid, project, rgb) + stage_doubts)
         perception = {**scene.extra.get("perception", {}), "doubts": doubts}
         return replace(scene, extra={**scene.extra, "perception": perception})
 

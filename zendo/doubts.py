@@ -21,7 +21,9 @@ alternative koan:
 - "edge": a piece is so near the picture's edge that its koan may go on out of view (a piece
   there, within the koan gap, is never seen);
 - "joined": another koan stands only a little farther than the koan gap away, so one piece the
-  camera missed between them (or a few millimetres of pose error) would make the two one koan.
+  camera missed between them (or a few millimetres of pose error) would make the two one koan;
+  where three or more koans stand so, one chained to the next, also all of them as one
+  (`"all": true`): a koan spread wide with several pieces missed reads as a string of koans.
 
 A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`); the
 Master then hears which doubt it rests on and can settle it ("nothing is under p3") like any
@@ -62,7 +64,7 @@ def doubt_key(d: Mapping) -> tuple:
     if d["kind"] == "missed":
         return ("missed",) + tuple(f"{float(v):.0f}" for v in d["at"][:2])
     if d["kind"] == "joined":
-        return ("joined", d["piece"], min(q["id"] for q in d["with"]))
+        return ("joined", d["piece"], min(q["id"] for q in d["with"])) + (("all",) if d.get("all") else ())
     return (d["kind"], d["piece"])
 
 
@@ -96,11 +98,18 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']} fits its depth poorly: another piece may stand there"
     if k == "edge":
         return f"{d['piece']} is at the picture's edge: its koan may go on out of view"
+    if k == "joined" and d.get("all"):
+        ids = ", ".join(q["id"] for q in d["with"])
+        return (f"{d['piece']}'s koan is one of a string of koans, each within {JOIN_MM:.0f} mm of the next, with "
+                f"{ids}: pieces unseen between them would make them all one koan")
     if k == "joined":
         ids = ", ".join(q["id"] for q in d["with"])
         return f"{d['piece']}'s koan stands {d['gap_mm']:.0f} mm from {ids}: a piece unseen between them would make them one koan"
     if k == "stacked":
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
+    if d.get("seen") == "colour":
+        return (f"a piece's colour shows at the picture's edge by ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: "
+                "a piece may stand there, mostly out of view")
     return f"an unseen piece may stand at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm"
 
 
@@ -226,9 +235,38 @@ def joined(pieces: Sequence[Piece], within_mm: float = JOIN_MM, gap_mm: float = 
             if key not in nearest or d < nearest[key][0]:
                 nearest[key] = (d, mine)
     by_id = {p.id: p for p in pieces}
-    return [{"kind": "joined", "piece": mine.id, "gap_mm": round(float(d), 1),
-             "with": [by_id[q].to_dict() for q in koans[other].piece_ids]}
-            for (_, other), (d, mine) in sorted(nearest.items(), key=lambda kv: kv[0])]
+    pairs = [{"kind": "joined", "piece": mine.id, "gap_mm": round(float(d), 1),
+              "with": [by_id[q].to_dict() for q in koans[other].piece_ids]}
+             for (_, other), (d, mine) in sorted(nearest.items(), key=lambda kv: kv[0])]
+    return pairs + _strings(koans, nearest, by_id)
+
+
+def _strings(koans, nearest: dict[tuple[int, int], tuple[float, Piece]], by_id: dict[str, Piece]) -> list[dict]:
+    """For each koan in a string of three or more (each within reach of the next), one doubt
+    carrying all the others: the pairwise doubts alone never join more than two."""
+    reach: dict[int, set[int]] = {}
+    for ka, kb in nearest:
+        reach.setdefault(ka, set()).add(kb)
+    out = []
+    done: set[int] = set()
+    for start in sorted(reach):
+        if start in done:
+            continue
+        string, todo = {start}, [start]
+        while todo:
+            for nb in reach.get(todo.pop(), ()):
+                if nb not in string:
+                    string.add(nb)
+                    todo.append(nb)
+        done |= string
+        if len(string) < 3:
+            continue
+        for k in sorted(string):
+            d, mine = min((nearest[(k, o)] for o in reach[k]), key=lambda t: t[0])
+            others = [pid for o in sorted(string - {k}) for pid in koans[o].piece_ids]
+            out.append({"kind": "joined", "piece": mine.id, "gap_mm": round(float(d), 1), "all": True,
+                        "with": [by_id[q].to_dict() for q in others]})
+    return out
 
 
 def _any_piece_standing(pid: str, xy) -> Iterator[Piece]:
