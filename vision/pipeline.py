@@ -21,6 +21,7 @@ from zendo.scene import Piece, Scene, Stone
 from .classify import PieceClassifier, load_classifier
 from .colors import FrameColors
 from .detect import Detections, Detector
+from .color_check import check_colors
 from .doubts import frame_doubts, without_repeats
 from .frames import Frame
 from .nested import find_nested
@@ -50,6 +51,7 @@ class PipelineConfig:
     nested: bool = True  # read pieces nested in lying ones through their bases (vision/nested.py)
     unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
     rest: bool = True  # a piece on the table nearly resting on its base or a face rests on it (pose.rest_on_table)
+    color_check: bool = True  # read each piece's own pixels with the colour model (vision/color_check.py)
 
 
 @dataclass(frozen=True)
@@ -319,6 +321,10 @@ class Pipeline:
         if self.cfg.rest:
             scene, fits = rest_pieces(scene, fits)
             watch.lap("rest")
+        if self.cfg.color_check:
+            scene, fits, found = check_colors(scene, fits, verdicts, heights, project, colors)
+            stage_doubts += found
+            watch.lap("color check")
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color)
         watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)

@@ -1,0 +1,93 @@
+"""Issue 6, items 3 and 7: each piece's colour read again from its own pixels once the poses are
+final (vision/color_check.py). The crop classifier reads a window round the box, which beside a
+larger neighbour is mostly the neighbour; the colour model reads the piece's own pixels."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from perception_helpers import render_table
+
+from zendo.build import Spec, upright
+
+
+@pytest.fixture(scope="module")
+def small_beside_large():
+    """A blue small standing 8 mm from a green large, perceived exactly (the truth's poses)."""
+    from calibration.plane import height_map
+    from vision.colors import FrameColors, load_color_reader
+    from vision.detect import Detections
+    from vision.pipeline import Pipeline
+    from zendo.scene import Scene
+
+    small = upright(Spec("a", "blue", "small"), (0.0, 0.0), 0)
+    large = upright(Spec("b", "green", "large"), (14.3 / 2 + 25.4 / 2 + 8.0, 0.0), 0)
+    r, frame, cal = render_table([small, large])
+    heights = height_map(frame, cal)
+    project = Pipeline(detector=lambda rgb: Detections.empty(), calibration=cal, classifier=None).projector(frame.intrinsics)
+    colors = FrameColors(load_color_reader(), frame.color, heights)
+    return Scene((small, large)), heights, project, colors
+
+
+def _fits(scene, small_read_as: str):
+    from vision.pose import PieceFit
+
+    small, large = scene.pieces
+    return [PieceFit(replace(small, color=small_read_as), 1.0, 100, 0.0, "upright", 0.9, 0),
+            PieceFit(large, 1.0, 300, 0.0, "upright", 0.9, 1)]
+
+
+def _verdicts(small_class: str, p: float):
+    from vision.classes import CLASS_ID
+    from vision.classify import Verdict
+
+    return [Verdict(CLASS_ID[small_class], p, CLASS_ID["blue_small"], 1.0 - p),
+            Verdict(CLASS_ID["green_large"], 0.99, CLASS_ID["green_medium"], 0.01)]
+
+
+def _checked(small_beside_large, read_as: str, p: float, verdicts=True):
+    from vision.color_check import check_colors
+
+    scene, heights, project, colors = small_beside_large
+    fits = _fits(scene, read_as)
+    seen = replace(scene, pieces=tuple(f.piece for f in fits))
+    return check_colors(seen, fits, _verdicts(f"{read_as}_small", p) if verdicts else None, heights, project, colors)
+
+
+def test_a_piece_read_in_its_neighbours_colour_by_an_unsure_classifier_takes_its_own_pixels_colour(small_beside_large):
+    scene, fits, doubts = _checked(small_beside_large, "green", 0.6)
+    assert [(p.id, p.color) for p in scene.pieces] == [("a", "blue"), ("b", "green")]
+    assert [f.piece.color for f in fits] == ["blue", "green"]
+    assert doubts == []  # the classifier's reading stays a class doubt through its verdict
+
+
+def test_a_sure_classifier_keeps_its_colour_and_the_pixels_reading_is_a_class_doubt(small_beside_large):
+    scene, fits, doubts = _checked(small_beside_large, "green", 0.95)
+    assert [p.color for p in scene.pieces] == ["green", "green"]
+    assert [(d["kind"], d["piece"], d["color"], d["size"]) for d in doubts] == [("class", "a", "blue", "small")]
+
+
+def test_a_piece_whose_own_pixels_agree_is_left_alone(small_beside_large):
+    scene, fits, doubts = _checked(small_beside_large, "blue", 0.6)
+    assert [p.color for p in scene.pieces] == ["blue", "green"] and doubts == []
+
+
+def test_a_piece_no_classifier_verdict_stands_behind_is_not_read_again(small_beside_large):
+    """A tower's lower piece or a nested one took its colour from its stage's own pixels."""
+    scene, fits, doubts = _checked(small_beside_large, "green", 0.6, verdicts=False)
+    assert [p.color for p in scene.pieces] == ["green", "green"] and doubts == []
+
+
+def test_a_pieces_own_pixels_are_on_its_solid_and_clear_of_its_neighbour(small_beside_large):
+    from vision.color_check import CLEAR_MM, OWN_MM, own_pixels
+    from vision.pose import signed_distances
+
+    scene, (table_pts, valid), project, _ = small_beside_large
+    small, large = scene.pieces
+    up = valid & (table_pts[..., 2] > 1.5)
+    rows, cols = own_pixels(small, [large], table_pts, up, project)
+    alone_rows, _ = own_pixels(small, [], table_pts, up, project)
+    assert 30 < len(rows) <= len(alone_rows)
+    pts = table_pts[rows, cols].astype(float)
+    assert (signed_distances(small, pts) < OWN_MM).all()
+    assert (signed_distances(small, pts) < signed_distances(large, pts) - CLEAR_MM).all()

@@ -1,0 +1,110 @@
+"""Each piece's colour read again from its own pixels, once every pose is final.
+
+Why: the crop classifier reads a piece from a 96 mm window round its box, so where a piece shows
+little of itself beside a larger neighbour, the window is mostly the neighbour and so can be the
+reading (tuning tables: a blue small read green beside a green large). The colour model
+(vision/colors.py) reads a pixel set alone, and once the poses are fitted the pixels that are a
+piece's own are known in 3-D: those on its fitted solid and nearer to it than to any other piece.
+
+What it does with a disagreement, measured on the tuning tables (900000-, 920000-; 30 and 35
+pieces of the wrong colour among 828 and 886 matched):
+- the colour model sure (p >= RECOLOR_P) and the classifier not (p < TRUSTED_P): the piece takes
+  the colour model's colour (6 and 7 pieces changed; 5 and 6 of them to the right colour); the
+  classifier's reading stays a class doubt, as every runner-up does;
+- otherwise, the colour model's reading with p >= DOUBT_P is a class doubt (9 and 15 of the
+  wrong colours get one, 5 and 6 right ones too).
+Pieces no classifier verdict stands behind (a tower's lower piece, a nested one, one found in
+depth alone) took their colour from the colour model already, from the pixels their stage chose.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+import numpy as np
+
+from zendo.pieces import PYRAMID_SIZES
+from zendo.scene import Piece, Scene
+
+from .classes import PYRAMID_CLASSES
+from .colors import FrameColors
+from .pose import PieceFit, signed_distances
+
+RECOLOR_P = 0.99
+TRUSTED_P = 0.9
+DOUBT_P = 0.5
+OWN_MM = 2.0  # a point this close to a piece's solid ...
+CLEAR_MM = 1.0  # ... and this much nearer to it than to any other piece's is its own
+REACH_MM = 10.0  # pieces farther apart than their bounding spheres and this cannot share a pixel
+ABOVE_TABLE_MM = 1.5  # the table's own pixels are no piece's
+
+
+def own_pixels(piece: Piece, neighbours: list[Piece], table_pts: np.ndarray, up: np.ndarray,
+               project: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Image rows and columns of the points on this piece's fitted solid, clear of its
+    neighbours (the pieces whose solids could come within reach of it)."""
+    h, w = up.shape
+    uv = project(piece.vertices)
+    x0, y0 = (max(0, int(np.floor(v)) - 2) for v in uv.min(axis=0))
+    x1, y1 = min(w, int(np.ceil(uv[:, 0].max())) + 3), min(h, int(np.ceil(uv[:, 1].max())) + 3)
+    if x1 <= x0 or y1 <= y0:
+        return np.zeros(0, int), np.zeros(0, int)
+    ys, xs = np.nonzero(up[y0:y1, x0:x1])
+    ys, xs = ys + y0, xs + x0
+    pts = table_pts[ys, xs].astype(np.float64)
+    mine = signed_distances(piece, pts)
+    keep = mine < OWN_MM
+    for q in neighbours:
+        if not keep.any():
+            break
+        keep[keep] &= mine[keep] < signed_distances(q, pts[keep]) - CLEAR_MM
+    return ys[keep], xs[keep]
+
+
+def _neighbours(pieces: list[Piece]) -> list[list[Piece]]:
+    """For each piece, the others whose bounding spheres come within REACH_MM of its own (a
+    solid's face-plane distance is no true distance beyond its corners, so with room to spare)."""
+    if not pieces:
+        return []
+    xyz = np.array([p.origin for p in pieces])
+    r = np.array([PYRAMID_SIZES[p.size].bounding_radius for p in pieces])
+    near = np.linalg.norm(xyz[:, None] - xyz[None], axis=2) < r[:, None] + r[None] + REACH_MM
+    np.fill_diagonal(near, False)
+    return [[pieces[j] for j in np.nonzero(row)[0]] for row in near]
+
+
+def _verdict(fit: PieceFit, verdicts):
+    if verdicts is None or not 0 <= fit.detection < len(verdicts):
+        return None
+    v = verdicts[fit.detection]
+    return v if v is not None and v.class_id < len(PYRAMID_CLASSES) else None
+
+
+def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np.ndarray, np.ndarray],
+                 project: Callable[[np.ndarray], np.ndarray], colors: FrameColors
+                 ) -> tuple[Scene, list[PieceFit], list[dict]]:
+    """The scene and fits with pieces recoloured where the colour model is sure and the
+    classifier was not, and class doubts where the colour model reads another colour."""
+    if colors.reader is None:
+        return scene, fits, []
+    table_pts, valid = heights
+    up = valid & (table_pts[..., 2] > ABOVE_TABLE_MM)
+    checked = [f for f in fits if _verdict(f, verdicts) is not None]
+    around = dict(zip((f.piece.id for f in fits), _neighbours([f.piece for f in fits])))
+    readings = colors.read_many([own_pixels(f.piece, around[f.piece.id], table_pts, up, project) for f in checked])
+    recolored: dict[str, str] = {}
+    doubts: list[dict] = []
+    for f, got in zip(checked, readings):
+        v, p = _verdict(f, verdicts), f.piece
+        if got is None or got.color == p.color:
+            continue
+        if got.p >= RECOLOR_P and v.confidence < TRUSTED_P:
+            recolored[p.id] = got.color
+        elif got.p >= DOUBT_P:
+            doubts.append({"kind": "class", "piece": p.id, "color": got.color, "size": p.size, "p": round(got.p, 3)})
+    if not recolored:
+        return scene, fits, doubts
+    scene = replace(scene, pieces=tuple(replace(p, color=recolored.get(p.id, p.color)) for p in scene.pieces))
+    fits = [replace(f, piece=replace(f.piece, color=recolored[f.piece.id])) if f.piece.id in recolored else f
+            for f in fits]
+    return scene, fits, doubts
