@@ -22,6 +22,7 @@ from .classify import PieceClassifier, load_classifier
 from .colors import FrameColors
 from .detect import Detections, Detector
 from .color_check import check_colors
+from .size_check import check_sizes
 from .doubts import frame_doubts, without_repeats
 from .frames import Frame
 from .nested import find_nested
@@ -51,6 +52,7 @@ class PipelineConfig:
     nested: bool = True  # read pieces nested in lying ones through their bases (vision/nested.py)
     unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
     rest: bool = True  # a piece on the table nearly resting on its base or a face rests on it (pose.rest_on_table)
+    size_check: bool = True  # depth sizes a piece the classifier is torn between two sizes on (vision/size_check.py)
     color_check: bool = True  # read each piece's own pixels with the colour model (vision/color_check.py)
 
 
@@ -318,6 +320,9 @@ class Pipeline:
                                                            self.pose_cfg, self.classifier)
             stage_doubts += found
             watch.lap("unboxed")
+        if self.cfg.size_check:
+            scene, fits = check_sizes(frame, scene, fits, det, verdicts, heights, table, self.pose_cfg)
+            watch.lap("size check")
         if self.cfg.rest:
             scene, fits = rest_pieces(scene, fits)
             watch.lap("rest")

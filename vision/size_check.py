@@ -1,0 +1,78 @@
+"""A piece whose crop the classifier reads as torn between two sizes of one colour is sized by depth.
+
+Why: the classifier reads size from a metric crop, and near a neighbour or half hidden it can be
+torn (tuning tables: black medium 0.49 against black large 0.43). Depth measures millimetres:
+fitted in each size, the right one explains the most of the piece's points without putting
+plastic where the camera saw through (`pose.choose_size`). Depth as the size's judge for every
+piece cost 2 points of colour x size on the tuning tables (its own errors on pieces the crop
+reads surely), so it is asked only where the crop is torn: the classifier's runner-up is the same
+colour in another size with p >= TORN_P, and the reading itself under SURE_P.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from zendo.scene import Scene
+
+from .classes import PYRAMID_CLASSES
+from .pose import MIN_POINTS, PieceFit, PoseConfig, choose_size, posed, rms_of, scene_with, union_distance
+
+TORN_P = 0.15
+SURE_P = 0.8
+OTHERS_MM = 2.0  # a box point this close to another piece's solid is that piece's
+
+
+def torn_between(v) -> str | None:
+    """The other size a verdict is torn towards, or None."""
+    if v is None or v.class_id >= len(PYRAMID_CLASSES) or v.runner_up >= len(PYRAMID_CLASSES):
+        return None
+    color, size = PYRAMID_CLASSES[v.class_id].split("_")
+    color2, size2 = PYRAMID_CLASSES[v.runner_up].split("_")
+    if color2 != color or size2 == size or v.runner_up_p < TORN_P or v.confidence >= SURE_P:
+        return None
+    return size2
+
+
+def check_sizes(frame, scene: Scene, fits: list[PieceFit], detections, verdicts, heights, table, cfg: PoseConfig
+                ) -> tuple[Scene, list[PieceFit]]:
+    """The scene and fits with each torn piece refitted in the size depth prefers, of the two."""
+    if verdicts is None:
+        return scene, fits
+    table_pts, seen = heights
+    up = seen & (table_pts[..., 2] > cfg.table_cut_mm)
+    pieces, fits = list(scene.pieces), list(fits)
+    changed = False
+    for i, f in enumerate(fits):
+        v = verdicts[f.detection] if 0 <= f.detection < len(verdicts) else None
+        other = torn_between(v)
+        if other is None or f.hypothesis == "none" or PYRAMID_CLASSES[v.class_id] != f"{f.piece.color}_{f.piece.size}":
+            continue  # not torn, not fitted, or a later stage's piece
+        pts = _own_box_points(detections, f, pieces, table_pts, up)
+        if len(pts) < MIN_POINTS:
+            continue
+        p = f.piece
+        best, R, t, _, fs = choose_size(p.size, p.matrix, p.origin, pts, frame.depth_mm, table.to_camera,
+                                        frame.intrinsics, cfg)
+        if best != other:
+            continue
+        new = posed(replace(p, size=best), R, t)
+        k = next(j for j, q in enumerate(pieces) if q.id == p.id)
+        pieces[k] = new
+        fits[i] = replace(f, piece=new, free_space=fs, rms_mm=rms_of(new, pts), other_size=p.size)
+        changed = True
+    return (scene_with(scene, pieces, fits), fits) if changed else (scene, fits)
+
+
+def _own_box_points(detections, f: PieceFit, pieces, table_pts: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """The above-table points in the piece's box that no other piece's solid explains."""
+    if not 0 <= f.detection < len(detections):
+        return np.zeros((0, 3))
+    h, w = up.shape
+    x0, y0, x1, y1 = np.round(detections.xyxy[f.detection]).astype(int)
+    ys, xs = np.nonzero(up[max(0, y0):min(h, y1), max(0, x0):min(w, x1)])
+    pts = table_pts[ys + max(0, y0), xs + max(0, x0)].astype(np.float64)
+    others = [q for q in pieces if q.id != f.piece.id
+              and np.linalg.norm(q.origin - f.piece.origin) < 150.0]
+    return pts[union_distance(others, pts) > OTHERS_MM] if others else pts
