@@ -159,7 +159,7 @@ def unexplained_blobs(scene: Scene, detections: Detections, table_pts: np.ndarra
         at_edge = x <= EDGE_PX or y <= EDGE_PX or x + bw >= w - EDGE_PX or y + bh >= h - EDGE_PX
         if stats[i, cv2.CC_STAT_AREA] < (MISSED_EDGE_MIN_PX if at_edge else MISSED_MIN_PX):
             continue
-        out.append(np.argwhere(lab == i))
+        out.append(np.argwhere(lab[y:y + bh, x:x + bw] == i) + (y, x))
     return out
 
 
