@@ -242,6 +242,56 @@ def test_an_edge_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     assert m.mark == "white" and not m.judgment_call
 
 
+# ----------------------------------------------------------------------------- orientation
+
+
+def test_a_piece_that_may_be_standing_is_stood_upright_where_it_lies():
+    lying = flat(Spec("p1", "red", "small"), (10.0, 5.0), 30.0)
+    (alt,) = [a[0] for a in alternatives([lying], {"kind": "orientation", "piece": "p1", "as": "upright"})]
+    assert alt.axis[2] == pytest.approx(1.0) and (alt.color, alt.size) == ("red", "small")
+    assert np.allclose(alt.origin[:2], lying.vertices[:, :2].mean(axis=0))
+
+
+def test_a_piece_that_may_be_lying_is_laid_flat_pointing_every_way():
+    standing = lone("blue", "small", at=(0.0, 0.0))
+    alts = [a[0] for a in alternatives([standing], {"kind": "orientation", "piece": "p1", "as": "flat"})]
+    headings = sorted(round(float(np.degrees(np.arctan2(a.axis[1], a.axis[0]))) % 360) for a in alts)
+    assert headings == list(range(0, 360, 45))
+    cfg = RelationsConfig()
+    from zendo.relations import orientation
+
+    assert {orientation(a, cfg).value for a in alts} == {"flat"}
+
+
+def test_a_piece_that_may_be_standing_makes_an_all_flat_mark_a_judgment_call():
+    lying = flat(Spec("p1", "red", "small"), (0.0, 0.0), 0.0)
+    m = judged("all its pieces are flat", [lying], [{"kind": "orientation", "piece": "p1", "as": "upright", "p": 0.3}])
+    assert m.mark == "white" and m.judgment_call
+    assert m.doubts[0]["text"] == "p1 may be standing upright"
+
+
+def test_an_orientation_doubt_is_raised_where_the_net_gives_the_other_reading_a_fair_chance():
+    from vision.detect import Detections
+    from vision.doubts import ORIENT_ALT_P, orientation_doubts
+    from vision.pose import PieceFit
+
+    lying = flat(Spec("p1", "red", "small"), (0.0, 0.0), 0.0)
+    standing = upright(Spec("p2", "blue", "small"), (60.0, 0.0), 0)
+    fits = [PieceFit(lying, 1.0, 80, 0.1, "flat", 0.9, 0), PieceFit(standing, 1.0, 80, 0.1, "upright", 0.9, 1)]
+
+    def doubts(p_up_lying: float, p_up_standing: float):
+        orient = np.array([[p_up_lying, 1 - p_up_lying, 0.0], [p_up_standing, 1 - p_up_standing, 0.0]], np.float32)
+        det = Detections(np.zeros((2, 4), np.float32), np.array([0, 1]), np.ones(2, np.float32), orientation=orient)
+        return [(d["piece"], d["as"]) for d in orientation_doubts(fits, det)]
+
+    assert doubts(ORIENT_ALT_P + 0.05, 0.99) == [("p1", "upright")]
+    assert doubts(ORIENT_ALT_P - 0.05, 0.99) == []
+    assert doubts(0.01, 1 - ORIENT_ALT_P - 0.05) == [("p2", "flat")]
+    even = Detections(np.zeros((2, 4), np.float32), np.array([0, 1]), np.ones(2, np.float32),
+                      orientation=np.full((2, 3), 1 / 3, np.float32))
+    assert orientation_doubts(fits, even) == []  # a later stage's piece: no reading of its own
+
+
 # ----------------------------------------------------------------------------- joined
 
 
@@ -328,6 +378,7 @@ def test_a_doubt_the_master_has_settled_no_longer_makes_a_judgment_call():
     ({"kind": "covers", "piece": "p3"}, "something may be hidden under p3"),
     ({"kind": "missed", "at": [12.4, -3.0]}, "an unseen piece may stand at (12, -3) mm"),
     ({"kind": "edge", "piece": "p3", "toward": [0.0, 1.0]}, "p3 is at the picture's edge: its koan may go on out of view"),
+    ({"kind": "orientation", "piece": "p3", "as": "flat"}, "p3 may be lying flat"),
 ])
 def test_every_doubt_reads_as_one_line_for_the_master(doubt, text):
     assert describe(doubt) == text

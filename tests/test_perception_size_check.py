@@ -66,3 +66,21 @@ def test_a_sure_reading_or_one_torn_between_colours_is_not_sized_by_depth(render
     a, p, b, q = verdict
     piece, _ = _checked(rendered, wrong, _verdict(a.format(w=wrong), p, b.format(t=truth.size), q))
     assert piece.size == wrong
+
+
+def test_a_size_that_fits_only_hovering_above_the_table_is_not_taken(rendered, monkeypatch):
+    """A tower of two of one colour (a yellow small on a yellow medium) shows a larger piece's
+    outline; a smaller size fitted to it can rise to the points' top and float. A piece standing
+    on the table keeps the size it was read as (and with it its covers doubt)."""
+    from vision import size_check
+    from vision.pose import REST_GROUNDED_MM
+
+    truth = rendered[0]
+    other = "medium" if truth.size == "large" else "large"
+
+    def hovering(size, R, t, *args):
+        return other, R, t + [0.0, 0.0, REST_GROUNDED_MM + 5.0], 0.0, 0.0
+
+    monkeypatch.setattr(size_check, "choose_size", hovering)
+    piece, fit = _checked(rendered, truth.size, _verdict(f"black_{truth.size}", 0.5, f"black_{other}", 0.4))
+    assert piece.size == truth.size and fit.other_size is None

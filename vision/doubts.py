@@ -13,7 +13,10 @@ Why these six and where each comes from (the towers and unboxed stages raise the
   the tuning tables meant a piece missed there more often than not (two pieces read as one, a
   piece lying across others, a tower read short);
 - edge: table within the koan gap of a piece lies outside the picture, so a piece of its koan
-  may stand where the camera cannot see (a koan partly out of view).
+  may stand where the camera cannot see (a koan partly out of view);
+- orientation: the orientation net gives upright or flat, whichever the fit is not, p >=
+  ORIENT_ALT_P for a piece on the table: a few depth points on a small piece fit lying as well
+  as standing, and the net's reading is the other witness.
 The thresholds are set on the tuning sets (seeds 900000-900059; misfit also 920000-920059), not
 the held-out one.
 """
@@ -39,6 +42,8 @@ MISSED_MIN_PX = 40  # a blob this big could be a piece (the smallest visible pie
 MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part inside it
 EDGE_PX = 3
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
+ORIENT_ALT_P = 0.2
+ON_TABLE_MM = 1.0  # a piece whose lowest point is this low stands or lies on the table
 # the colour sliver at the picture's edge (`edge_color_blobs`), set on the tuning tables: of 18
 # such blobs on 120 tables, 8 were pieces and 10 the table's own pattern (checks, stripes); the
 # rise over the table around it kept 7 of the pieces and 2 of the patterns
@@ -96,6 +101,29 @@ def misfit_doubts(fits) -> list[dict]:
              "at": [round(float(f.piece.origin[0]), 1), round(float(f.piece.origin[1]), 1)],
              "rms_mm": round(float(f.rms_mm), 1)}
             for f in fits if f.n_points > 0 and (f.rms_mm > MISFIT_RMS_MM or f.maybe_two)]
+
+
+def orientation_doubts(fits, detections: Detections) -> list[dict]:
+    """An "orientation" doubt for each piece on the table that the orientation net reads, with
+    p >= ORIENT_ALT_P, as upright or flat where the fit says otherwise (`"as"`: which). Pieces a
+    later stage added have no reading of their own (an even third each) and get none."""
+    from zendo.relations import RelationsConfig, orientation
+
+    if detections.orientation is None:
+        return []
+    cfg = RelationsConfig()
+    out = []
+    for f in fits:
+        if not 0 <= f.detection < len(detections) or f.piece.vertices[:, 2].min() > ON_TABLE_MM:
+            continue
+        probs = np.asarray(detections.orientation[f.detection], float)
+        if np.ptp(probs) < 1e-6:
+            continue
+        fitted = orientation(f.piece, cfg).value
+        for name, p in zip(("upright", "flat"), probs[:2]):
+            if name != fitted and p >= ORIENT_ALT_P:
+                out.append({"kind": "orientation", "piece": f.piece.id, "as": name, "p": round(float(p), 3)})
+    return out
 
 
 def absent_doubts(fits) -> list[dict]:
@@ -283,5 +311,6 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     millimetres -> image pixels (where the picture ends, for the edge doubt); `rgb`: the colour
     image (slivers of a piece at the picture's edge)."""
     return (class_doubts(fits, verdicts) + absent_doubts(fits) + covers(scene.pieces) + misfit_doubts(fits)
+            + orientation_doubts(fits, detections)
             + missed_doubts(scene, detections, table_pts, valid, rgb) + edge_doubts(scene, project, valid.shape)
             + joined(scene.pieces))

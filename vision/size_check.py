@@ -6,7 +6,10 @@ fitted in each size, the right one explains the most of the piece's points witho
 plastic where the camera saw through (`pose.choose_size`). Depth as the size's judge for every
 piece cost 2 points of colour x size on the tuning tables (its own errors on pieces the crop
 reads surely), so it is asked only where the crop is torn: the classifier's runner-up is the same
-colour in another size with p >= TORN_P, and the reading itself under SURE_P.
+colour in another size with p >= TORN_P, and the reading itself under SURE_P. A piece standing on
+the table keeps its size where the other one would hover above it: a smaller size fitted to a
+tower of two (a yellow small on a yellow medium reads as one large) rises to the points' top and
+floats, and read as the large piece it was, its covers doubt still tells the Master.
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ import numpy as np
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
-from .pose import MIN_POINTS, PieceFit, PoseConfig, choose_size, posed, rms_of, scene_with, union_distance
+from .pose import (MIN_POINTS, REST_GROUNDED_MM, PieceFit, PoseConfig, choose_size, posed, rms_of, scene_with,
+                   union_distance)
 
 TORN_P = 0.15
 SURE_P = 0.8
@@ -58,6 +62,8 @@ def check_sizes(frame, scene: Scene, fits: list[PieceFit], detections, verdicts,
         if best != other:
             continue
         new = posed(replace(p, size=best), R, t)
+        if float(p.vertices[:, 2].min()) <= REST_GROUNDED_MM < float(new.vertices[:, 2].min()):
+            continue  # the other size explains the points only hovering: a tower, or the read size
         k = next(j for j, q in enumerate(pieces) if q.id == p.id)
         pieces[k] = new
         fits[i] = replace(f, piece=new, free_space=fs, rms_mm=rms_of(new, pts), other_size=p.size)

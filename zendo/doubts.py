@@ -24,6 +24,9 @@ alternative koan:
   camera missed between them (or a few millimetres of pose error) would make the two one koan;
   where three or more koans stand so, one chained to the next, also all of them as one
   (`"all": true`): a koan spread wide with several pieces missed reads as a string of koans.
+- "orientation": the camera's two witnesses disagree on how a piece on the table stands (the fit
+  says lying, the orientation net may say standing, or the other way): the piece stood upright
+  or laid flat where it is, heading every 45 degrees (which way it points matters).
 
 A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`); the
 Master then hears which doubt it rests on and can settle it ("nothing is under p3") like any
@@ -52,7 +55,8 @@ from .koans import KOAN_GAP_MM, split_koans
 from .scene import Piece, Scene, piece_from_dict
 from .shapes import near_pairs, solid_distance
 
-DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge", "misfit", "joined")
+DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge", "misfit", "joined",
+               "orientation")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
@@ -65,6 +69,8 @@ def doubt_key(d: Mapping) -> tuple:
         return ("missed",) + tuple(f"{float(v):.0f}" for v in d["at"][:2])
     if d["kind"] == "joined":
         return ("joined", d["piece"], min(q["id"] for q in d["with"])) + (("all",) if d.get("all") else ())
+    if d["kind"] == "orientation":
+        return ("orientation", d["piece"], d["as"])
     return (d["kind"], d["piece"])
 
 
@@ -105,6 +111,8 @@ def describe(d: Mapping) -> str:
     if k == "joined":
         ids = ", ".join(q["id"] for q in d["with"])
         return f"{d['piece']}'s koan stands {d['gap_mm']:.0f} mm from {ids}: a piece unseen between them would make them one koan"
+    if k == "orientation":
+        return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
     if k == "stacked":
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
     if d.get("seen") == "colour":
@@ -203,6 +211,11 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         for q in beyond(p, doubt["toward"]):
             for c in RAINBOW_COLORS:
                 yield list(pieces) + [replace(q, color=c)]
+    elif kind == "orientation":
+        p = by_id.get(doubt["piece"])
+        if p is not None:
+            for q in turned(p, doubt["as"]):
+                yield [q if r.id == p.id else r for r in pieces]
     elif kind == "joined":
         if doubt["piece"] in by_id:
             yield list(pieces) + [q for q in map(piece_from_dict, doubt["with"]) if q.id not in by_id]
@@ -267,6 +280,19 @@ def _strings(koans, nearest: dict[tuple[int, int], tuple[float, Piece]], by_id: 
             out.append({"kind": "joined", "piece": mine.id, "gap_mm": round(float(d), 1), "all": True,
                         "with": [by_id[q].to_dict() for q in others]})
     return out
+
+
+FLAT_HEADINGS = tuple(range(0, 360, 45))  # a lying piece's ray: which way it points matters to "pointing"
+
+
+def turned(p: Piece, orientation: str) -> list[Piece]:
+    """p stood upright or laid flat where it is (its centroid kept): one upright piece, or a
+    lying one heading each of FLAT_HEADINGS."""
+    spec = Spec(p.id, p.color, p.size)
+    xy = tuple(float(v) for v in p.vertices[:, :2].mean(axis=0))
+    if orientation == "upright":
+        return [upright(spec, xy, 0.0)]
+    return [flat(spec, xy, float(h)) for h in FLAT_HEADINGS]
 
 
 def _any_piece_standing(pid: str, xy) -> Iterator[Piece]:
