@@ -27,7 +27,7 @@ from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Piece, Scene
 
 from .classes import PYRAMID_CLASSES
-from .colors import FrameColors
+from .colors import TABLE_MM, FrameColors
 from .pose import PieceFit, signed_distances
 
 RECOLOR_P = 0.99
@@ -36,7 +36,6 @@ DOUBT_P = 0.5
 OWN_MM = 2.0  # a point this close to a piece's solid ...
 CLEAR_MM = 1.0  # ... and this much nearer to it than to any other piece's is its own
 REACH_MM = 10.0  # pieces farther apart than their bounding spheres and this cannot share a pixel
-ABOVE_TABLE_MM = 1.5  # the table's own pixels are no piece's
 
 
 def own_pixels(piece: Piece, neighbours: list[Piece], table_pts: np.ndarray, up: np.ndarray,
@@ -88,7 +87,7 @@ def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np
     if colors.reader is None:
         return scene, fits, []
     table_pts, valid = heights
-    up = valid & (table_pts[..., 2] > ABOVE_TABLE_MM)
+    up = valid & (table_pts[..., 2] > TABLE_MM)  # the table's own pixels are no piece's
     checked = [f for f in fits if _verdict(f, verdicts) is not None]
     around = dict(zip((f.piece.id for f in fits), _neighbours([f.piece for f in fits])))
     readings = colors.read_many([own_pixels(f.piece, around[f.piece.id], table_pts, up, project) for f in checked])

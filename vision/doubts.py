@@ -1,6 +1,6 @@
 """Perception's doubts about one frame (zendo/doubts.py says what each kind means for a mark).
 
-Why these six and where each comes from (the towers and unboxed stages raise their own):
+Why these kinds and where each comes from (the towers and unboxed stages raise their own):
 - class: the classifier's runner-up is within reach (its probability at least CLASS_DOUBT_P),
   or depth and image read different sizes: either reading may be the true one;
 - absent: the detector was unsure anything is there (confidence under ABSENT_CONF);
@@ -32,6 +32,7 @@ from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
+from .colors import TABLE_MM
 from .detect import Detections
 from .pose import signed_distances
 
@@ -53,6 +54,7 @@ EDGE_CHROMA = 12.0  # Lab a*b* distance from the table's colour, at least ...
 EDGE_CHROMA_SPREAD = 3.0  # ... and this many times the table's own p90 distance (patterned tables)
 EDGE_RISE_MM = 2.0  # the patch's p90 height over the table's p90 height around it
 EDGE_CONTEXT_PX = 20  # "around it"
+EDGE_LOW_MM = 15.0  # the table and what stands low on it, not the floor beyond the table's edge
 EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece's
 # a good fit leaves about 1 mm; over 5 mm the tuning tables (900000-, 920000-) had 5 and 12 fewer
 # wrong marks unflagged for 0.0 and 0.6 points more right marks flagged (4 mm: more right, no fewer wrong)
@@ -253,22 +255,22 @@ def edge_color_blobs(rgb: np.ndarray, detections: Detections, table_pts: np.ndar
     import cv2
 
     z = table_pts[..., 2]
-    near = valid & (np.abs(z) < 15.0)  # the table and what stands low on it, not the floor beyond
-    on = valid & (np.abs(z) < 1.5)
+    near = valid & (np.abs(z) < EDGE_LOW_MM)
+    on = valid & (np.abs(z) < TABLE_MM)
     odd = _off_table_colour(rgb, near, on)
     pad = STONE_PAD_PX
     for x0, y0, x1, y1 in np.round(detections.xyxy).astype(int):
         odd[max(0, y0 - pad):max(0, y1 + pad), max(0, x0 - pad):max(0, x1 + pad)] = False
     if odd.sum() < MISSED_EDGE_MIN_PX:
         return []
-    n, lab_, stats, _ = cv2.connectedComponentsWithStats(odd.astype(np.uint8), connectivity=8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(odd.astype(np.uint8), connectivity=8)
     h, w = odd.shape
     out = []
     for i in range(1, n):
         x, y, bw, bh, area = (int(v) for v in stats[i])
         if area < MISSED_EDGE_MIN_PX or not (x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1):
             continue
-        pix = np.argwhere(lab_[y:y + bh, x:x + bw] == i) + (y, x)
+        pix = np.argwhere(labels[y:y + bh, x:x + bw] == i) + (y, x)
         c = EDGE_CONTEXT_PX
         sl = (slice(max(0, y - c), y + bh + c), slice(max(0, x - c), x + bw + c))
         around = z[sl][near[sl] & ~odd[sl]]
