@@ -6,7 +6,11 @@ fitted in each size, the right one explains the most of the piece's points witho
 plastic where the camera saw through (`pose.choose_size`). Depth as the size's judge for every
 piece cost 2 points of colour x size on the tuning tables (its own errors on pieces the crop
 reads surely), so it is asked only where the crop is torn: the classifier's runner-up is the same
-colour in another size with p >= TORN_P, and the reading itself under SURE_P. A piece standing on
+colour in a smaller size with p >= TORN_P, and the reading itself under SURE_P. Only smaller: the
+evidence against a larger size is direct (plastic where the camera saw through), while "a larger
+size explains more of the box's points" is weak, since the extra points may be a missed
+neighbour's. Of the pieces depth resized on three 60-table sets (900000-, 920000-, 930000-), 8 of
+9 made smaller were right and 9 of 18 made larger (3 more matched no piece at all). A piece standing on
 the table keeps its size where the other one would hover above it: a smaller size fitted to a
 tower of two (a yellow small on a yellow medium reads as one large) rises to the points' top and
 floats, and read as the large piece it was, its covers doubt still tells the Master.
@@ -17,6 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
@@ -28,15 +33,15 @@ SURE_P = 0.8
 OTHERS_MM = 2.0  # a box point this close to another piece's solid is that piece's
 
 
-def torn_between(v) -> str | None:
-    """The other size a verdict is torn towards, or None."""
+def torn_towards_smaller(v) -> str | None:
+    """The smaller size a verdict is torn towards, or None."""
     if v is None or v.class_id >= len(PYRAMID_CLASSES) or v.runner_up >= len(PYRAMID_CLASSES):
         return None
     color, size = PYRAMID_CLASSES[v.class_id].split("_")
     color2, size2 = PYRAMID_CLASSES[v.runner_up].split("_")
-    if color2 != color or size2 == size or v.runner_up_p < TORN_P or v.confidence >= SURE_P:
+    if color2 != color or v.runner_up_p < TORN_P or v.confidence >= SURE_P:
         return None
-    return size2
+    return size2 if PYRAMID_SIZES[size2].height < PYRAMID_SIZES[size].height else None
 
 
 def check_sizes(frame, scene: Scene, fits: list[PieceFit], detections, verdicts, heights, table, cfg: PoseConfig
@@ -50,7 +55,7 @@ def check_sizes(frame, scene: Scene, fits: list[PieceFit], detections, verdicts,
     changed = False
     for i, f in enumerate(fits):
         v = verdicts[f.detection] if 0 <= f.detection < len(verdicts) else None
-        other = torn_between(v)
+        other = torn_towards_smaller(v)
         if other is None or f.hypothesis == "none" or PYRAMID_CLASSES[v.class_id] != f"{f.piece.color}_{f.piece.size}":
             continue  # not torn, not fitted, or a later stage's piece
         pts = _own_box_points(detections, f, pieces, table_pts, up)
