@@ -88,13 +88,13 @@ def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np
         return scene, fits, []
     table_pts, valid = heights
     up = valid & (table_pts[..., 2] > TABLE_MM)  # the table's own pixels are no piece's
-    checked = [f for f in fits if _verdict(f, verdicts) is not None]
+    checked = [(f, v) for f in fits if (v := _verdict(f, verdicts)) is not None]
     around = dict(zip((f.piece.id for f in fits), _neighbours([f.piece for f in fits])))
-    readings = colors.read_many([own_pixels(f.piece, around[f.piece.id], table_pts, up, project) for f in checked])
+    readings = colors.read_many([own_pixels(f.piece, around[f.piece.id], table_pts, up, project) for f, _ in checked])
     recolored: dict[str, str] = {}
     doubts: list[dict] = []
-    for f, got in zip(checked, readings):
-        v, p = _verdict(f, verdicts), f.piece
+    for (f, v), got in zip(checked, readings):
+        p = f.piece
         if got is None or got.color == p.color:
             continue
         if got.p >= RECOLOR_P and v.confidence < TRUSTED_P:

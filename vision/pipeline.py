@@ -52,7 +52,7 @@ class PipelineConfig:
     nested: bool = True  # read pieces nested in lying ones through their bases (vision/nested.py)
     unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
     rest: bool = True  # a piece on the table nearly resting on its base or a face rests on it (pose.rest_on_table)
-    size_check: bool = True  # depth sizes a piece the classifier is torn between two sizes on (vision/size_check.py)
+    size_check: bool = True  # depth may make a piece the classifier is torn towards a smaller size on smaller (vision/size_check.py)
     color_check: bool = True  # read each piece's own pixels with the colour model (vision/color_check.py)
 
 

@@ -1,4 +1,4 @@
-"""A piece whose crop the classifier reads as torn between two sizes of one colour is sized by depth.
+"""A piece whose crop the classifier reads as torn towards a smaller size of its colour is sized by depth.
 
 Why: the classifier reads size from a metric crop, and near a neighbour or half hidden it can be
 torn (tuning tables: black medium 0.49 against black large 0.43). Depth measures millimetres:
@@ -31,6 +31,7 @@ from .pose import (MIN_POINTS, REST_GROUNDED_MM, PieceFit, PoseConfig, choose_si
 TORN_P = 0.15
 SURE_P = 0.8
 OTHERS_MM = 2.0  # a box point this close to another piece's solid is that piece's
+NEIGHBOUR_MM = 150.0  # pieces farther apart than this (origin to origin) share no box points
 
 
 def torn_towards_smaller(v) -> str | None:
@@ -46,7 +47,8 @@ def torn_towards_smaller(v) -> str | None:
 
 def check_sizes(frame, scene: Scene, fits: list[PieceFit], detections, verdicts, heights, table, cfg: PoseConfig
                 ) -> tuple[Scene, list[PieceFit]]:
-    """The scene and fits with each torn piece refitted in the size depth prefers, of the two."""
+    """The scene and fits with each piece torn towards a smaller size refitted in it, where depth
+    prefers that size and the piece still stands where it stood."""
     if verdicts is None:
         return scene, fits
     table_pts, seen = heights
@@ -85,5 +87,5 @@ def _own_box_points(detections, f: PieceFit, pieces, table_pts: np.ndarray, up: 
     ys, xs = np.nonzero(up[max(0, y0):min(h, y1), max(0, x0):min(w, x1)])
     pts = table_pts[ys + max(0, y0), xs + max(0, x0)].astype(np.float64)
     others = [q for q in pieces if q.id != f.piece.id
-              and np.linalg.norm(q.origin - f.piece.origin) < 150.0]
+              and np.linalg.norm(q.origin - f.piece.origin) < NEIGHBOUR_MM]
     return pts[union_distance(others, pts) > OTHERS_MM] if others else pts
