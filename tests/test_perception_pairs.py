@@ -159,14 +159,15 @@ def test_a_piece_lying_across_tips_in_its_supports_box_is_found_up_there():
     and the one fit leaves a poor residual: the box's points are a standing medium and a small
     lying up on the tips."""
     from calibration.plane import height_map
-    from vision.pairs import _box_points, bridge
+    from vision.pairs import bridge
+    from vision.pose import box_points
     from vision.pose import PoseConfig, rms_of
 
     a, b, c = across_two_tips()
     r, frame, cal = render_table([a, b, c], seed=3)
     merged = one_box(r, {"a", "c"}, "yellow_medium")
     table_pts, seen = height_map(frame, cal)
-    pts, pix = _box_points(merged, 0, table_pts, seen & (table_pts[..., 2] > 2.5))
+    pts, pix = box_points(merged, 0, table_pts, seen & (table_pts[..., 2] > 2.5))
     one = _lying_fit(a).piece  # the detector's one piece, fitted across both
     fit = _lying_fit(a, rms=rms_of(one, pts))
     found = bridge(fit, pts, pix, [b], frame, cal, PoseConfig(), "p9")
@@ -178,13 +179,14 @@ def test_a_piece_lying_across_tips_in_its_supports_box_is_found_up_there():
 
 def test_a_standing_piece_with_nothing_on_its_tip_is_no_bridge():
     from calibration.plane import height_map
-    from vision.pairs import _box_points, bridge
+    from vision.pairs import bridge
+    from vision.pose import box_points
     from vision.pose import PoseConfig
 
     a, b, _ = across_two_tips()
     r, frame, cal = render_table([a, b], seed=3)
     table_pts, seen = height_map(frame, cal)
-    pts, pix = _box_points(one_box(r, {"a"}, "yellow_medium"), 0, table_pts, seen & (table_pts[..., 2] > 2.5))
+    pts, pix = box_points(one_box(r, {"a"}, "yellow_medium"), 0, table_pts, seen & (table_pts[..., 2] > 2.5))
     assert bridge(_lying_fit(a), pts, pix, [b], frame, cal, PoseConfig(), "p9") is None
 
 

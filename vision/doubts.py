@@ -29,6 +29,7 @@ import numpy as np
 from zendo.doubts import covers, joined
 from zendo.koans import KOAN_GAP_MM
 from zendo.pieces import PYRAMID_SIZES
+from zendo.relations import RelationsConfig, orientation
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
@@ -109,8 +110,6 @@ def orientation_doubts(fits, detections: Detections) -> list[dict]:
     """An "orientation" doubt for each piece on the table that the orientation net reads, with
     p >= ORIENT_ALT_P, as upright or flat where the fit says otherwise (`"as"`: which). Pieces a
     later stage added have no reading of their own (an even third each) and get none."""
-    from zendo.relations import RelationsConfig, orientation
-
     if detections.orientation is None:
         return []
     cfg = RelationsConfig()
@@ -133,14 +132,38 @@ def absent_doubts(fits) -> list[dict]:
             for f in fits if f.confidence < ABSENT_CONF]
 
 
-def stone_mask(detections: Detections, shape) -> np.ndarray:
-    """Image pixels of the stones' boxes, grown a little: stones stand up but are no pieces."""
+def boxes_mask(boxes: np.ndarray, shape) -> np.ndarray:
+    """Image pixels of these boxes (xyxy), each grown by STONE_PAD_PX (edges, flying pixels)."""
     m = np.zeros(shape, bool)
     pad = STONE_PAD_PX
-    for k in np.nonzero(~detections.is_pyramid)[0]:
-        x0, y0, x1, y1 = np.round(detections.xyxy[k]).astype(int)
+    for x0, y0, x1, y1 in np.round(boxes).astype(int):
         m[max(0, y0 - pad):max(0, y1 + pad), max(0, x0 - pad):max(0, x1 + pad)] = True
     return m
+
+
+def stone_mask(detections: Detections, shape) -> np.ndarray:
+    """Image pixels of the stones' boxes, grown a little: stones stand up but are no pieces."""
+    return boxes_mask(detections.xyxy[~detections.is_pyramid], shape)
+
+
+def _at_edge(x: int, y: int, bw: int, bh: int, shape, margin: int) -> bool:
+    """Whether a blob's box comes within `margin` pixels of the picture's edge."""
+    h, w = shape
+    return x <= margin or y <= margin or x + bw >= w - margin or y + bh >= h - margin
+
+
+def _blobs(mask: np.ndarray, keep: Callable[[int, int, int, int, int], bool]) -> list[np.ndarray]:
+    """The 8-connected blobs of `mask` that keep(x, y, width, height, area) accepts, each as its
+    pixels (row, column): read within the blob's own box, not the whole label image."""
+    import cv2
+
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    out = []
+    for i in range(1, n):
+        x, y, bw, bh, area = (int(v) for v in stats[i])
+        if keep(x, y, bw, bh, area):
+            out.append(np.argwhere(labels[y:y + bh, x:x + bw] == i) + (y, x))
+    return out
 
 
 def unexplained(scene: Scene, table_pts: np.ndarray, up: np.ndarray) -> np.ndarray:
@@ -181,16 +204,8 @@ def unexplained_blobs(scene: Scene, detections: Detections, table_pts: np.ndarra
     if free.sum() < min(MISSED_MIN_PX, MISSED_EDGE_MIN_PX):
         return []
     free = cv2.morphologyEx(free.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    n, lab, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=8)
-    out = []
-    h, w = free.shape
-    for i in range(1, n):
-        x, y, bw, bh = (int(stats[i, k]) for k in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
-        at_edge = x <= EDGE_PX or y <= EDGE_PX or x + bw >= w - EDGE_PX or y + bh >= h - EDGE_PX
-        if stats[i, cv2.CC_STAT_AREA] < (MISSED_EDGE_MIN_PX if at_edge else MISSED_MIN_PX):
-            continue
-        out.append(np.argwhere(lab[y:y + bh, x:x + bw] == i) + (y, x))
-    return out
+    return _blobs(free, lambda x, y, bw, bh, area: area >= (
+        MISSED_EDGE_MIN_PX if _at_edge(x, y, bw, bh, free.shape, EDGE_PX) else MISSED_MIN_PX))
 
 
 def _missed(table_pts: np.ndarray, pix: np.ndarray, **more) -> dict:
@@ -252,32 +267,24 @@ def edge_color_blobs(rgb: np.ndarray, detections: Detections, table_pts: np.ndar
     high and 2-10 mm up, which neither the detector nor depth (MISSED_HEIGHT_MM) picks out; its
     colour does. Why the rise as well: a checked or striped table has patches of other colours
     at its edge too, but they lie flat (the table's depth noise around them is the yardstick)."""
-    import cv2
-
     z = table_pts[..., 2]
     near = valid & (np.abs(z) < EDGE_LOW_MM)
     on = valid & (np.abs(z) < TABLE_MM)
-    odd = _off_table_colour(rgb, near, on)
-    pad = STONE_PAD_PX
-    for x0, y0, x1, y1 in np.round(detections.xyxy).astype(int):
-        odd[max(0, y0 - pad):max(0, y1 + pad), max(0, x0 - pad):max(0, x1 + pad)] = False
+    odd = _off_table_colour(rgb, near, on) & ~boxes_mask(detections.xyxy, valid.shape)
     if odd.sum() < MISSED_EDGE_MIN_PX:
         return []
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(odd.astype(np.uint8), connectivity=8)
-    h, w = odd.shape
-    out = []
-    for i in range(1, n):
-        x, y, bw, bh, area = (int(v) for v in stats[i])
-        if area < MISSED_EDGE_MIN_PX or not (x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1):
-            continue
-        pix = np.argwhere(labels[y:y + bh, x:x + bw] == i) + (y, x)
-        c = EDGE_CONTEXT_PX
-        sl = (slice(max(0, y - c), y + bh + c), slice(max(0, x - c), x + bw + c))
-        around = z[sl][near[sl] & ~odd[sl]]
-        rise = float(np.percentile(z[pix[:, 0], pix[:, 1]], 90)) - (float(np.percentile(around, 90)) if len(around) else 0.0)
-        if rise >= EDGE_RISE_MM:
-            out.append(pix)
-    return out
+    slivers = _blobs(odd, lambda x, y, bw, bh, area: area >= MISSED_EDGE_MIN_PX and _at_edge(x, y, bw, bh, odd.shape, 1))
+    return [pix for pix in slivers if _rise_mm(pix, z, near & ~odd) >= EDGE_RISE_MM]
+
+
+def _rise_mm(pix: np.ndarray, z: np.ndarray, table: np.ndarray) -> float:
+    """How far a patch's p90 height stands above the p90 height of the `table` pixels within
+    EDGE_CONTEXT_PX of its box."""
+    c = EDGE_CONTEXT_PX
+    (y, x), (y1, x1) = pix.min(axis=0), pix.max(axis=0) + 1
+    sl = (slice(max(0, y - c), y1 + c), slice(max(0, x - c), x1 + c))
+    around = z[sl][table[sl]]
+    return float(np.percentile(z[pix[:, 0], pix[:, 1]], 90)) - (float(np.percentile(around, 90)) if len(around) else 0.0)
 
 
 _RING = np.stack([np.cos(np.linspace(0, 2 * np.pi, 12, endpoint=False)),

@@ -32,6 +32,7 @@ from .pose import (
     MIN_POINTS,
     PieceFit,
     PoseConfig,
+    box_points,
     consensus,
     fit_piece,
     next_piece_id,
@@ -245,7 +246,7 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
         f = fits[i]
         if f.rms_mm <= SPLIT_RMS_MM or f.hypothesis == "none":
             continue
-        got = _box_points(detections, f.detection, table_pts, up)
+        got = box_points(detections, f.detection, table_pts, up)
         if got is None:
             continue
         others = [q for q in pieces if q.id != f.piece.id]
@@ -281,18 +282,3 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
     if pieces == list(scene.pieces):
         return scene, fits, detections, verdicts
     return scene_with(scene, pieces, fits), fits, detections, verdicts
-
-
-def _box_points(detections, k: int, table_pts: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The above-table points in detection k's box, and their pixels (row, column)."""
-    if not 0 <= k < len(detections):
-        return None
-    h, w = up.shape
-    x0, y0, x1, y1 = np.round(detections.xyxy[k]).astype(int)
-    x0, x1 = max(0, x0), min(w, x1)
-    y0, y1 = max(0, y0), min(h, y1)
-    ys, xs = np.nonzero(up[y0:y1, x0:x1])
-    if len(ys) == 0:
-        return None
-    ys, xs = ys + y0, xs + x0
-    return table_pts[ys, xs].astype(np.float64), np.column_stack([ys, xs])

@@ -714,6 +714,21 @@ def pixel_box(pix: np.ndarray) -> np.ndarray:
     return np.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1], np.float32)
 
 
+def box_points(detections, k: int, table_pts: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The `up` points in detection k's box, and their pixels (row, column); None for none."""
+    if not 0 <= k < len(detections):
+        return None
+    h, w = up.shape
+    x0, y0, x1, y1 = np.round(detections.xyxy[k]).astype(int)
+    x0, x1 = max(0, x0), min(w, x1)
+    y0, y1 = max(0, y0), min(h, y1)
+    ys, xs = np.nonzero(up[y0:y1, x0:x1])
+    if len(ys) == 0:
+        return None
+    ys, xs = ys + y0, xs + x0
+    return table_pts[ys, xs].astype(np.float64), np.column_stack([ys, xs])
+
+
 def scene_with(scene: Scene, pieces, fits: list[PieceFit]) -> Scene:
     """`scene` with these pieces and their fit reports (a later stage added, moved or dropped some)."""
     perception = dict(scene.extra.get("perception", {}))

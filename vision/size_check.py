@@ -25,8 +25,8 @@ from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
-from .pose import (MIN_POINTS, REST_GROUNDED_MM, PieceFit, PoseConfig, choose_size, posed, rms_of, scene_with,
-                   union_distance)
+from .pose import (MIN_POINTS, REST_GROUNDED_MM, PieceFit, PoseConfig, box_points, choose_size, posed, rms_of,
+                   scene_with, union_distance)
 
 TORN_P = 0.15
 SURE_P = 0.8
@@ -80,12 +80,9 @@ def check_sizes(frame, scene: Scene, fits: list[PieceFit], detections, verdicts,
 
 def _own_box_points(detections, f: PieceFit, pieces, table_pts: np.ndarray, up: np.ndarray) -> np.ndarray:
     """The above-table points in the piece's box that no other piece's solid explains."""
-    if not 0 <= f.detection < len(detections):
+    got = box_points(detections, f.detection, table_pts, up)
+    if got is None:
         return np.zeros((0, 3))
-    h, w = up.shape
-    x0, y0, x1, y1 = np.round(detections.xyxy[f.detection]).astype(int)
-    ys, xs = np.nonzero(up[max(0, y0):min(h, y1), max(0, x0):min(w, x1)])
-    pts = table_pts[ys + max(0, y0), xs + max(0, x0)].astype(np.float64)
-    others = [q for q in pieces if q.id != f.piece.id
-              and np.linalg.norm(q.origin - f.piece.origin) < NEIGHBOUR_MM]
-    return pts[union_distance(others, pts) > OTHERS_MM] if others else pts
+    pts = got[0]
+    others = [q for q in pieces if q.id != f.piece.id and np.linalg.norm(q.origin - f.piece.origin) < NEIGHBOUR_MM]
+    return pts[union_distance(others, pts) > OTHERS_MM]
