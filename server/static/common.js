@@ -76,14 +76,6 @@ const Z = (() => {
       const cls = ["koan", ko.mark ? ko.mark : "unmarked"];
       if (ko.problems && ko.problems.length) cls.push("problem");
       root.append(svg("polygon", { class: cls.join(" "), points: pts(ko.outline), "stroke-width": 2.5 * sc }));
-      const bottom = Math.max(...ko.outline.map((p) => p[1]));
-      const left = Math.min(...ko.outline.map((p) => p[0]));
-      const label = ko.id + (ko.mark ? ` ${ko.mark}` : " unmarked");
-      root.append(svg("text", { class: "klabel", x: left, y: bottom + 14 * sc, "font-size": fs(13), "stroke-width": 3 * sc }, label));
-      if (opts.master && ko.proposed) {
-        const t = `rule: ${ko.proposed}` + (ko.judgment_call ? " (judgment call)" : "") + (ko.problems && ko.problems.length ? " MISMARKED?" : "");
-        root.append(svg("text", { class: "mlabel" + (ko.problems && ko.problems.length ? " bad" : ""), x: left, y: bottom + 28 * sc, "font-size": fs(12), "stroke-width": 3 * sc }, t));
-      }
     }
     for (const s of ov.stones || []) root.append(svg("circle", { class: "stone-ring", cx: s.center[0], cy: s.center[1], r: s.r + 2 * sc, "stroke-width": 1.5 * sc }));
     for (const p of ov.pieces || []) {
@@ -92,9 +84,57 @@ const Z = (() => {
       else if (sel[1] === p.id) cls += " sel-b";
       root.append(svg("polygon", { class: cls, points: pts(p.polygon), "data-id": p.id, "stroke-width": 3 * sc }));
     }
-    for (const p of ov.pieces || []) {
-      const top = p.polygon.reduce((a, q) => (q[1] < a[1] ? q : a), p.polygon[0]);
-      root.append(svg("text", { class: "plabel", x: p.center[0], y: top[1] - 3 * sc, "text-anchor": "middle", "font-size": fs(11), "stroke-width": 3 * sc }, p.id));
+    const labels = [], pieceBoxes = (ov.pieces || []).map((p) => bounds(p.polygon));
+    for (const [i, p] of (ov.pieces || []).entries()) {
+      const g = svg("g", { class: "label", "data-label": p.id });
+      g.append(svg("text", { class: "plabel", x: 0, y: 0, "text-anchor": "middle", "font-size": fs(11), "stroke-width": 3 * sc }, p.id));
+      labels.push({ g, box: pieceBoxes[i], kind: "piece" });
+    }
+    for (const ko of ov.koans || []) {
+      const g = svg("g", { class: "label", "data-label": ko.id });
+      g.append(svg("text", { class: "klabel", x: 0, y: 0, "font-size": fs(13), "stroke-width": 3 * sc }, ko.id + (ko.mark ? ` ${ko.mark}` : " unmarked")));
+      if (opts.master && ko.proposed) {
+        const t = `rule: ${ko.proposed}` + (ko.judgment_call ? " (judgment call)" : "") + (ko.problems && ko.problems.length ? " MISMARKED?" : "");
+        g.append(svg("text", { class: "mlabel" + (ko.problems && ko.problems.length ? " bad" : ""), x: 0, y: 17 * sc, "font-size": fs(12), "stroke-width": 3 * sc }, t));
+      }
+      labels.push({ g, box: bounds(ko.outline), kind: "koan" });
+    }
+    placeLabels(root, labels, pieceBoxes, sc, ov.size);
+  }
+
+  const bounds = (poly) => ({
+    x0: Math.min(...poly.map((q) => q[0])), y0: Math.min(...poly.map((q) => q[1])),
+    x1: Math.max(...poly.map((q) => q[0])), y1: Math.max(...poly.map((q) => q[1])),
+  });
+  const overlap = (a, b) => Math.max(0, Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0)) * Math.max(0, Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0));
+
+  // Each label (a piece's letter, a koan's name and mark) tries a few spots around what it names
+  // and takes the first that covers no label placed before it and no piece, else the one that
+  // covers least (labels weigh ten times pieces): on a crowded table the default spot of one koan's
+  // name lies on the next koan's, and a piece's letter on its neighbour's.
+  function placeLabels(root, labels, pieceBoxes, sc, size) {
+    const placed = [];
+    const gap = 3 * sc;
+    for (const L of labels) {
+      root.append(L.g);
+      const own = L.g.getBBox();  // the label drawn at (0, 0): its size, and where its baseline sits
+      const w = own.width, h = own.height, b = L.box;
+      const cx = (b.x0 + b.x1) / 2 - w / 2, cy = (b.y0 + b.y1) / 2, left = b.x0 - gap - w, right = b.x1 + gap;
+      const starts = L.kind === "piece"  // where the label's box starts (its own x of 0 sits at own.x)
+        ? [[cx, b.y0 - gap - h], [cx, b.y1 + gap], [right, cy - h / 2], [left, cy - h / 2]]
+        : [[b.x0, b.y1 + gap], [b.x0, b.y0 - gap - h], [b.x1 - w, b.y1 + gap], [b.x1 - w, b.y0 - gap - h],
+          [right, cy - h / 2], [left, cy - h / 2], [b.x0, b.y1 + gap + h], [b.x0, b.y0 - gap - 2 * h]];
+      let best = null;
+      for (const [sx, sy] of starts) {
+        const x = Math.min(Math.max(sx, 0), size[0] - w), y = Math.min(Math.max(sy, 0), size[1] - h);
+        const box = { x0: x, y0: y, x1: x + w, y1: y + h };
+        const cost = 10 * placed.reduce((a, q) => a + overlap(box, q), 0)
+          + pieceBoxes.reduce((a, q) => a + (q === b ? 0 : overlap(box, q)), 0);
+        if (!best || cost < best.cost) best = { cost, box, dx: x - own.x, dy: y - own.y };
+        if (cost === 0) break;
+      }
+      L.g.setAttribute("transform", `translate(${best.dx.toFixed(1)},${best.dy.toFixed(1)})`);
+      placed.push(best.box);
     }
   }
 

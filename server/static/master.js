@@ -103,7 +103,8 @@
     const parts = [Z.el("p", {}, Z.el("b", {}, g.player), `: “${g.text}” — ${g.status}`, g.reading && g.reading !== g.text ? ` (read as “${g.reading}”)` : "")];
     if (g.status === "official") {
       parts.push(Z.el("div", { class: "buttons" },
-        Z.el("button", { class: "primary", onclick: () => suggest(g.id) }, "Find a counterexample"),
+        Z.el("button", { class: "primary", disabled: searching.has(g.id), onclick: () => suggest(g.id) },
+          searching.has(g.id) ? "Searching for a counterexample…" : "Find a counterexample"),
         Z.el("button", { onclick: () => { if (confirm(`Declare ${g.player}'s guess unbeatable: they win?`)) act(`/master/api/guess/${g.id}/won`); } }, "Cannot disprove: they win")));
       const s = suggestions[g.id] || (state.suggestions || {})[g.id];
       if (s) parts.push(suggestionBox(g, s));
@@ -127,10 +128,19 @@
         : (state.editable ? Z.el("button", { onclick: () => act(`/master/api/guess/${g.id}/place`) }, "Build it on the demo table") : null));
   }
 
+  // Proving that no counterexample exists means searching every koan up to the size limit: seconds,
+  // so the button says it is at work and does not take a second click meanwhile.
+  const searching = new Set();
   async function suggest(id) {
-    const r = await Z.post(`/master/api/guess/${id}/suggest`, {});
-    if (r.ok) suggestions[id] = r.data; else flash(r.data.error);
+    searching.add(id);
     render(state);
+    try {
+      const r = await Z.post(`/master/api/guess/${id}/suggest`, {});
+      if (r.ok) suggestions[id] = r.data; else flash(r.data.error);
+    } finally {
+      searching.delete(id);
+      render(state);
+    }
   }
 
   function render(s) {
