@@ -27,6 +27,7 @@ from .doubts import frame_doubts, without_repeats
 from .frames import Frame
 from .nested import find_nested
 from .pairs import split_pairs
+from .heading import check_headings
 from .pose import PieceFit, PoseConfig, estimate_poses, rest_pieces
 from .towers import complete_towers
 from .unboxed import read_blobs
@@ -53,6 +54,7 @@ class PipelineConfig:
     unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
     rest: bool = True  # a piece on the table nearly resting on its base or a face rests on it (pose.rest_on_table)
     size_check: bool = True  # depth may make a piece the classifier is torn towards a smaller size on smaller (vision/size_check.py)
+    heading: bool = True  # a piece lying on the table turned to where its outline covers its colour best (vision/heading.py)
     color_check: bool = True  # read each piece's own pixels with the colour model (vision/color_check.py)
 
 
@@ -326,6 +328,9 @@ class Pipeline:
         if self.cfg.rest:
             scene, fits = rest_pieces(scene, fits)
             watch.lap("rest")
+        if self.cfg.heading:
+            scene, fits = check_headings(frame.color, scene, fits, heights, project)
+            watch.lap("heading")
         if self.cfg.color_check:
             scene, fits, found = check_colors(scene, fits, verdicts, heights, project, colors)
             stage_doubts += found

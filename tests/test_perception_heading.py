@@ -1,0 +1,96 @@
+"""Issue 6, item 3 (pose): which way a piece lying on the table points is read from its outline
+in colour (vision/heading.py). Depth leaves the heading loose (the tip rests on the table, where
+the piece is thinnest); the colour picture shows the outline sharply."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from perception_helpers import render_table
+
+from zendo.build import Spec, flat, upright
+from zendo.scene import Scene
+
+HEADING = 30.0
+
+
+def _angle(a, b) -> float:
+    return float(np.degrees(np.arccos(np.clip(a.axis @ b.axis, -1.0, 1.0))))
+
+
+@pytest.fixture(scope="module")
+def lying():
+    """A red medium lying on the table heading 30 degrees, rendered; its height map and projection."""
+    from calibration.plane import height_map
+    from vision.detect import Detections
+    from vision.pipeline import Pipeline
+
+    truth = flat(Spec("a", "red", "medium"), (0.0, 0.0), HEADING)
+    r, frame, cal = render_table([truth])
+    project = Pipeline(detector=lambda rgb: Detections.empty(), calibration=cal, classifier=None).projector(frame.intrinsics)
+    return truth, frame.color, height_map(frame, cal), project
+
+
+def _checked(lying, *fitted):
+    from vision.heading import check_headings
+    from vision.pose import PieceFit
+
+    _, rgb, heights, project = lying
+    fits = [PieceFit(p, 1.0, 100, 0.0, "flat", 0.9, k) for k, p in enumerate(fitted)]
+    scene, fits = check_headings(rgb, Scene(tuple(fitted)), fits, heights, project)
+    assert [f.piece for f in fits] == list(scene.pieces)  # the fit reports follow the turned pieces
+    return scene.pieces
+
+
+@pytest.mark.parametrize("off", [-20.0, -12.0, 15.0, 25.0])
+def test_a_lying_piece_fitted_off_its_heading_is_turned_to_its_outline(lying, off):
+    from vision.heading import turned
+
+    truth = lying[0]
+    (got,) = _checked(lying, turned(truth, off))
+    assert _angle(got, truth) < 3.0
+    assert float(got.vertices[:, 2].min()) == pytest.approx(0.0, abs=1e-6)  # still lying on the table
+    assert np.linalg.norm(got.vertices.mean(axis=0) - truth.vertices.mean(axis=0)) < 1e-6  # turned about its middle
+
+
+def test_a_lying_piece_fitted_pointing_the_wrong_way_is_turned_round(lying):
+    from vision.heading import turned
+
+    truth = lying[0]
+    (got,) = _checked(lying, turned(truth, 140.0))
+    assert _angle(got, truth) < 3.0
+
+
+def test_a_lying_piece_on_its_outline_stays_within_a_step(lying):
+    from vision.heading import STEP_DEG
+
+    truth = lying[0]
+    (got,) = _checked(lying, truth)
+    assert _angle(got, truth) <= STEP_DEG + 1e-6
+
+
+def test_an_upright_piece_is_not_turned(lying):
+    standing = upright(Spec("a", "red", "medium"), (0.0, 0.0), 10.0)
+    (got,) = _checked(lying, standing)
+    assert got is standing
+
+
+def test_a_lying_piece_off_the_table_is_not_turned(lying):
+    from vision.heading import turned
+
+    raised = turned(lying[0], 15.0).moved(np.eye(3), [0.0, 0.0, 20.0])
+    (got,) = _checked(lying, raised)
+    assert got is raised
+
+
+def test_a_turn_that_would_push_the_piece_into_a_neighbour_is_not_taken(lying):
+    """A neighbour (unseen here) stands where the outline's heading would put the piece's tip."""
+    from vision.heading import turned
+    from zendo.shapes import solid_distance
+
+    truth = lying[0]
+    fitted = turned(truth, 25.0)
+    tip = truth.vertices[4]
+    blocker = upright(Spec("b", "blue", "small"), (float(tip[0]), float(tip[1])), 0.0)
+    assert solid_distance(truth, blocker) < -1.0 and solid_distance(fitted, blocker) > 0.0
+    got, _ = _checked(lying, fitted, blocker)
+    assert got is fitted
