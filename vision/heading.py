@@ -38,12 +38,13 @@ from zendo.shapes import solid_distance
 from .pose import PieceFit
 
 NEAR_DEG = 30.0  # turns within this of the fit are taken on the outline alone
-STEP_DEG = 2.5
-FAR_STEP_DEG = 10.0  # the coarse look all round, refined by STEP_DEG about its best
+STEP_DEG = 2.5  # the finest turn looked at
+COARSE_DEG = 5.0  # the first look within NEAR_DEG, refined by STEP_DEG about its best
+FAR_STEP_DEG = 15.0  # the look all round, refined by STEP_DEG about its best
 FAR_GAIN = 0.10  # a turn beyond NEAR_DEG must cover this much more (IoU) than the best near one
 ON_TABLE_MM = 1.0  # a piece whose lowest corner is this close to the table lies on it
 TABLE_MM = 1.0  # a pixel this close to the table plane is the table
-MARGIN_PX = 25  # the window round a piece's outline: room for every turn of it
+MARGIN_PX = 6  # the window: every turn's outline (the corners' reach about the middle) and this
 L_WEIGHT = 0.3
 MIN_OWN_PX = 5
 MIN_TABLE_PX = 20
@@ -52,22 +53,32 @@ INTO_MM = 1.0  # a turn may not push a piece this far into a neighbour (unless i
 Project = Callable[[np.ndarray], np.ndarray]
 
 
+def _rz(deg) -> np.ndarray:
+    """Rotations about the vertical, one per angle (N x 3 x 3)."""
+    a = np.radians(np.atleast_1d(np.asarray(deg, float)))
+    c, s = np.cos(a), np.sin(a)
+    R = np.zeros((len(a), 3, 3))
+    R[:, 0, 0], R[:, 0, 1], R[:, 1, 0], R[:, 1, 1], R[:, 2, 2] = c, -s, s, c, 1.0
+    return R
+
+
 def turned(piece: Piece, deg: float) -> Piece:
     """The piece turned about the vertical through its centroid."""
-    a = np.radians(deg)
-    c, s = np.cos(a), np.sin(a)
-    R = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    R = _rz(deg)[0]
     mid = piece.vertices.mean(axis=0)
     return piece.moved(R, mid - R @ mid)
 
 
-def outline(piece: Piece, project: Project, x0: int, y0: int, shape: tuple[int, int]) -> np.ndarray:
-    """The piece's projected outline (the hull of its corners) as a mask of the window at (x0, y0)."""
-    uv = project(piece.vertices) - (x0, y0)
-    m = np.zeros(shape, np.uint8)
-    hull = cv2.convexHull(np.round(uv * 4).astype(np.int32))
-    cv2.fillConvexPoly(m, hull, 1, shift=2)
-    return m.astype(bool)
+def _outlines(corners: np.ndarray, project: Project, x0: int, y0: int, shape: tuple[int, int]) -> np.ndarray:
+    """Projected outlines (the hull of each set of corners, N x 5 x 3 in table mm) as masks of the
+    window at (x0, y0): N x rows x columns."""
+    n = len(corners)
+    uv = (project(corners.reshape(-1, 3)) - (x0, y0)).reshape(n, -1, 2)
+    out = np.zeros((n,) + shape, np.uint8)
+    for k in range(n):
+        hull = cv2.convexHull(np.round(uv[k] * 4).astype(np.int32))
+        cv2.fillConvexPoly(out[k], hull, 1, shift=2)
+    return out.astype(bool)
 
 
 def colour_mask(lab: np.ndarray, own: np.ndarray, table: np.ndarray) -> np.ndarray | None:
@@ -80,49 +91,76 @@ def colour_mask(lab: np.ndarray, own: np.ndarray, table: np.ndarray) -> np.ndarr
     return d_own < d_table
 
 
-def _iou(a: np.ndarray, b: np.ndarray, valid: np.ndarray) -> float:
-    union = ((a | b) & valid).sum()
-    return float((a & b & valid).sum()) / max(int(union), 1)
-
-
-def best_turn(piece: Piece, others: list[Piece], lab: np.ndarray, height: np.ndarray,
-              project: Project) -> float:
+def best_turn(piece: Piece, others: list[Piece], rgb: np.ndarray, heights, project: Project) -> float:
     """The turn (degrees) whose outline covers the piece's colour best; 0 when the picture
     cannot tell (too few of its own or of the table's pixels in view)."""
-    h, w = height.shape
-    uv = project(piece.vertices)
-    size = float(np.ptp(uv, axis=0).max())
-    cx, cy = uv.mean(axis=0)
-    reach = size + MARGIN_PX
-    x0, y0 = max(0, int(cx - reach)), max(0, int(cy - reach))
-    x1, y1 = min(w, int(cx + reach) + 1), min(h, int(cy + reach) + 1)
-    if x1 - x0 < 4 or y1 - y0 < 4:
+    window = _window(piece, rgb.shape[:2], project)
+    if window is None:
         return 0.0
+    x0, y0, x1, y1 = window
     shape = (y1 - y0, x1 - x0)
     covered = np.zeros(shape, bool)
-    for q in others:
-        covered |= outline(q, project, x0, y0, shape)
-    mine = outline(piece, project, x0, y0, shape)
+    if others:
+        covered = _outlines(np.array([q.vertices for q in others]), project, x0, y0, shape).any(axis=0)
+    mine = _outlines(piece.vertices[None], project, x0, y0, shape)[0]
+    table_pts, valid = heights
+    table = valid[y0:y1, x0:x1] & (table_pts[y0:y1, x0:x1, 2] < TABLE_MM) & ~covered & ~mine
     own = cv2.erode(mine.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & ~covered
-    table = (height[y0:y1, x0:x1] < TABLE_MM) & ~covered & ~mine
-    mask = colour_mask(lab[y0:y1, x0:x1], own, table)
+    lab = cv2.cvtColor(np.ascontiguousarray(rgb[y0:y1, x0:x1]), cv2.COLOR_RGB2LAB).astype(np.float32)
+    mask = colour_mask(lab, own, table)
     if mask is None:
         return 0.0
-    valid = ~covered
+    seen = ~covered
+    mask &= seen
+    corners = piece.vertices
+    mid = corners.mean(axis=0)
 
-    def score(deg: float) -> float:
-        return _iou(outline(turned(piece, deg), project, x0, y0, shape), mask, valid)
+    def scores(degs: np.ndarray) -> np.ndarray:
+        """Intersection over union of each turn's outline with the colour, where nothing else is."""
+        turns = (corners - mid) @ _rz(degs).transpose(0, 2, 1) + mid
+        m = _outlines(turns, project, x0, y0, shape) & seen
+        return (m & mask).sum(axis=(1, 2)) / np.maximum((m | mask).sum(axis=(1, 2)), 1)
 
-    near = {float(d): score(d) for d in np.arange(-NEAR_DEG, NEAR_DEG + 1e-6, STEP_DEG)}
-    near_best = max(near, key=lambda d: (near[d], -abs(d)))
-    far = {float(d): score(d) for d in np.arange(-180.0, 180.0, FAR_STEP_DEG) if abs(d) > NEAR_DEG + 1e-6}
-    if far:
-        coarse = max(far, key=far.get)
-        far.update({coarse + s: score(coarse + s) for s in (-STEP_DEG, STEP_DEG)})
-        far_best = max(far, key=far.get)
-        if far[far_best] >= near[near_best] + FAR_GAIN:
-            return far_best
-    return near_best
+    return _search(scores)
+
+
+def _window(piece: Piece, shape: tuple[int, int], project: Project) -> tuple[int, int, int, int] | None:
+    """The image window (x0, y0, x1, y1) that holds every turn of the piece's outline, and a
+    margin of table round it."""
+    h, w = shape
+    uv = project(piece.vertices)
+    mid = project(piece.vertices.mean(axis=0)[None])[0]
+    reach = float(np.linalg.norm(uv - mid, axis=1).max()) + MARGIN_PX
+    x0, y0 = max(0, int(mid[0] - reach)), max(0, int(mid[1] - reach))
+    x1, y1 = min(w, int(mid[0] + reach) + 1), min(h, int(mid[1] + reach) + 1)
+    return (x0, y0, x1, y1) if x1 - x0 >= 4 and y1 - y0 >= 4 else None
+
+
+def _search(scores: Callable[[np.ndarray], np.ndarray]) -> float:
+    """Coarse to fine, near the fit first: every COARSE_DEG within NEAR_DEG, then STEP_DEG either
+    side of the best; then all round every FAR_STEP_DEG, refined the same way, taken only if it
+    covers FAR_GAIN more."""
+    near, near_iou = _refined(scores, np.arange(-NEAR_DEG, NEAR_DEG + 1e-6, COARSE_DEG), (-STEP_DEG, STEP_DEG),
+                              NEAR_DEG)
+    if near_iou + FAR_GAIN > 1.0:
+        return near  # nothing farther could cover FAR_GAIN more
+    far = np.arange(-180.0, 180.0, FAR_STEP_DEG)
+    far, far_iou = _refined(scores, far[np.abs(far) > NEAR_DEG + 1e-6],
+                            (-2 * STEP_DEG, -STEP_DEG, STEP_DEG, 2 * STEP_DEG))
+    return far if far_iou >= near_iou + FAR_GAIN else near
+
+
+def _refined(scores, coarse: np.ndarray, steps: tuple[float, ...], limit: float = 360.0) -> tuple[float, float]:
+    """The best of the coarse turns, then of it and the turns `steps` from it (within `limit`);
+    of equal ones, the smallest turn."""
+    def best(at: np.ndarray, iou: np.ndarray) -> tuple[float, float]:
+        k = int(np.lexsort((np.abs(at), -iou))[0])
+        return float(at[k]), float(iou[k])
+
+    at, iou = best(coarse, scores(coarse))
+    around = at + np.asarray(steps)
+    around = around[np.abs(around) <= limit + 1e-6]
+    return best(np.append(around, at), np.append(scores(around), iou))
 
 
 def _lying_on_table(piece: Piece, cfg: RelationsConfig) -> bool:
@@ -145,15 +183,12 @@ def check_headings(rgb: np.ndarray, scene: Scene, fits: list[PieceFit], heights,
     pieces = list(scene.pieces)
     if not any(_lying_on_table(p, cfg) for p in pieces):
         return scene, fits
-    table_pts, valid = heights
-    height = np.where(valid, table_pts[..., 2], np.inf)
-    lab = cv2.cvtColor(rgb, cv2.COLOR_RGB2LAB).astype(np.float32)
     by_id = {}
     for i, p in enumerate(pieces):
         if not _lying_on_table(p, cfg):
             continue
         others = pieces[:i] + pieces[i + 1:]
-        deg = best_turn(p, others, lab, height, project)
+        deg = best_turn(p, others, rgb, heights, project)
         if abs(deg) < 1e-6:
             continue
         new = turned(p, deg)
