@@ -18,6 +18,13 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-.venv/bin/python -m pip install -q -e ".[test]" 2>&1 | grep -v '^WARNING: Location' || true
+# Installed once per pyproject.toml: `make demo` and `make test` run this every time, and pip's
+# editable build prints a page of warnings before the dashboard's links otherwise.
+STAMP=.venv/.installed-pyproject
+if ! cmp -s pyproject.toml "$STAMP" || ! .venv/bin/python -c "import zendo, coal" 2>/dev/null; then
+  .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/python -m pip install -q -e ".[test]" 2>&1 | grep -v '^WARNING: Location' \
+    | sed '/BuildBackendWarning: Editable installation/,/WheelFile(wheel_path/d' || true
+  cp pyproject.toml "$STAMP"
+fi
 .venv/bin/python -c "import zendo, coal" || { echo "set-up failed: the project did not install" >&2; exit 1; }
