@@ -25,9 +25,9 @@ from .color_check import check_colors
 from .size_check import check_sizes
 from .doubts import frame_doubts, without_repeats
 from .frames import Frame
+from .heading import check_headings
 from .nested import find_nested
 from .pairs import split_pairs
-from .heading import check_headings
 from .pose import PieceFit, PoseConfig, estimate_poses, rest_pieces
 from .towers import complete_towers
 from .unboxed import read_blobs

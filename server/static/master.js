@@ -6,6 +6,9 @@
   const img = $("table-img"), svgRoot = $("overlay");
   let state = null, tableV = null, imageV = null, version = null, busy = false;
   const suggestions = {};
+  // Proving that no counterexample exists means searching every koan up to the size limit: seconds,
+  // so the button says it is at work and does not take a second click meanwhile.
+  const searching = new Set();
 
   async function act(url, payload) {
     const r = await Z.post(url, payload || {});
@@ -128,9 +131,6 @@
         : (state.editable ? Z.el("button", { onclick: () => act(`/master/api/guess/${g.id}/place`) }, "Build it on the demo table") : null));
   }
 
-  // Proving that no counterexample exists means searching every koan up to the size limit: seconds,
-  // so the button says it is at work and does not take a second click meanwhile.
-  const searching = new Set();
   async function suggest(id) {
     searching.add(id);
     render(state);
