@@ -23,8 +23,8 @@ from typing import Callable
 
 import numpy as np
 
-from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Piece, Scene
+from zendo.shapes import near_pairs
 
 from .classes import PYRAMID_CLASSES
 from .colors import TABLE_MM, FrameColors
@@ -63,13 +63,11 @@ def own_pixels(piece: Piece, neighbours: list[Piece], table_pts: np.ndarray, up:
 def _neighbours(pieces: list[Piece]) -> list[list[Piece]]:
     """For each piece, the others whose bounding spheres come within REACH_MM of its own (a
     solid's face-plane distance is no true distance beyond its corners, so with room to spare)."""
-    if not pieces:
-        return []
-    xyz = np.array([p.origin for p in pieces])
-    r = np.array([PYRAMID_SIZES[p.size].bounding_radius for p in pieces])
-    near = np.linalg.norm(xyz[:, None] - xyz[None], axis=2) < r[:, None] + r[None] + REACH_MM
-    np.fill_diagonal(near, False)
-    return [[pieces[j] for j in np.nonzero(row)[0]] for row in near]
+    out: list[list[Piece]] = [[] for _ in pieces]
+    for i, j in near_pairs(pieces, REACH_MM):
+        out[i].append(pieces[j])
+        out[j].append(pieces[i])
+    return out
 
 
 def _verdict(fit: PieceFit, verdicts):

@@ -35,7 +35,7 @@ from zendo.scene import Scene
 from .classes import PYRAMID_CLASSES
 from .colors import TABLE_MM
 from .detect import Detections
-from .pose import signed_distances
+from .pose import ON_TABLE_MM, signed_distances
 
 CLASS_DOUBT_P = 0.05
 ABSENT_CONF = 0.35
@@ -45,7 +45,6 @@ MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part ins
 EDGE_PX = 3
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 ORIENT_ALT_P = 0.2
-ON_TABLE_MM = 1.0  # a piece whose lowest point is this low stands or lies on the table
 # the colour sliver at the picture's edge (`edge_color_blobs`), set on the tuning tables: of 18
 # such blobs on 120 tables, 8 were pieces and 10 the table's own pattern (checks, stripes); the
 # rise over the table around it kept 7 of the pieces and 2 of the patterns

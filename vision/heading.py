@@ -33,16 +33,15 @@ import numpy as np
 
 from zendo.relations import RelationsConfig, orientation
 from zendo.scene import Piece, Scene
-from zendo.shapes import solid_distance
+from zendo.shapes import near_pairs, solid_distance
 
-from .pose import PieceFit
+from .pose import ON_TABLE_MM, PieceFit
 
 NEAR_DEG = 30.0  # turns within this of the fit are taken on the outline alone
 STEP_DEG = 2.5  # the finest turn looked at
 COARSE_DEG = 5.0  # the first look within NEAR_DEG, refined by STEP_DEG about its best
 FAR_STEP_DEG = 15.0  # the look all round, refined by STEP_DEG about its best
 FAR_GAIN = 0.10  # a turn beyond NEAR_DEG must cover this much more (IoU) than the best near one
-ON_TABLE_MM = 1.0  # a piece whose lowest corner is this close to the table lies on it
 TABLE_MM = 1.0  # a pixel this close to the table plane is the table
 MARGIN_PX = 6  # the window: every turn's outline (the corners' reach about the middle) and this
 L_WEIGHT = 0.3
@@ -168,12 +167,11 @@ def _lying_on_table(piece: Piece, cfg: RelationsConfig) -> bool:
 
 
 def _pushes_in(new: Piece, old: Piece, others: list[Piece]) -> bool:
-    for q in others:
-        if float(np.linalg.norm(q.origin[:2] - old.origin[:2])) > q.dims.height + old.dims.height + 5.0:
-            continue
-        if solid_distance(new, q) < -INTO_MM and solid_distance(old, q) >= -INTO_MM:
-            return True
-    return False
+    """Whether the turned piece goes more than INTO_MM into a neighbour it was clear of (only the
+    pieces whose bounding spheres meet the turned one's can)."""
+    group = [new] + others
+    return any(solid_distance(new, group[j]) < -INTO_MM <= solid_distance(old, group[j])
+               for i, j in near_pairs(group, 0.0) if i == 0)
 
 
 def check_headings(rgb: np.ndarray, scene: Scene, fits: list[PieceFit], heights,
@@ -181,12 +179,9 @@ def check_headings(rgb: np.ndarray, scene: Scene, fits: list[PieceFit], heights,
     """Every piece lying on the table turned to where its outline covers its colour best."""
     cfg = RelationsConfig()
     pieces = list(scene.pieces)
-    if not any(_lying_on_table(p, cfg) for p in pieces):
-        return scene, fits
     by_id = {}
-    for i, p in enumerate(pieces):
-        if not _lying_on_table(p, cfg):
-            continue
+    for i in [i for i, p in enumerate(pieces) if _lying_on_table(p, cfg)]:
+        p = pieces[i]
         others = pieces[:i] + pieces[i + 1:]
         deg = best_turn(p, others, rgb, heights, project)
         if abs(deg) < 1e-6:

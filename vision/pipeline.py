@@ -19,16 +19,16 @@ from zendo.geometry import matrix_to_quat, quat_to_matrix
 from zendo.scene import Piece, Scene, Stone
 
 from .classify import PieceClassifier, load_classifier
+from .color_check import check_colors
 from .colors import FrameColors
 from .detect import Detections, Detector
-from .color_check import check_colors
-from .size_check import check_sizes
 from .doubts import frame_doubts, without_repeats
 from .frames import Frame
 from .heading import check_headings
 from .nested import find_nested
 from .pairs import split_pairs
 from .pose import PieceFit, PoseConfig, estimate_poses, rest_pieces
+from .size_check import check_sizes
 from .towers import complete_towers
 from .unboxed import read_blobs
 

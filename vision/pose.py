@@ -787,6 +787,7 @@ def _refine(fits, point_sets, detections, depth, to_cam, intr, cfg, refit: bool 
 
 REST_SNAP_DEG = 12.0  # a piece on the table this close to resting on its base or a face rests on it
 REST_GROUNDED_MM = 3.0  # a piece whose lowest point is this close to the table is on it
+ON_TABLE_MM = 1.0  # after resting, a piece whose lowest point is this low stands or lies on the table
 
 
 def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG) -> Piece:

@@ -29,11 +29,11 @@ from .pose import (
     MIN_POINTS,
     PieceFit,
     PoseConfig,
+    consensus,
     fit_piece,
     next_piece_id,
     pixel_box,
     posed,
-    consensus,
     rms_of,
     scene_with,
 )

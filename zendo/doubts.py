@@ -51,7 +51,7 @@ from .pieces import (
     inner_planes,
     outer_vertices,
 )
-from .koans import KOAN_GAP_MM, split_koans
+from .koans import KOAN_GAP_MM, components, split_koans
 from .scene import Piece, Scene, piece_from_dict
 from .shapes import near_pairs, solid_distance
 
@@ -261,22 +261,12 @@ def _strings(koans, nearest: dict[tuple[int, int], tuple[float, Piece]], by_id: 
     for ka, kb in nearest:
         reach.setdefault(ka, set()).add(kb)
     out = []
-    done: set[int] = set()
-    for start in sorted(reach):
-        if start in done:
-            continue
-        string, todo = {start}, [start]
-        while todo:
-            for nb in reach.get(todo.pop(), ()):
-                if nb not in string:
-                    string.add(nb)
-                    todo.append(nb)
-        done |= string
+    for string in components(len(koans), list(nearest)):
         if len(string) < 3:
             continue
-        for k in sorted(string):
+        for k in string:
             d, mine = min((nearest[(k, o)] for o in reach[k]), key=lambda t: t[0])
-            others = [pid for o in sorted(string - {k}) for pid in koans[o].piece_ids]
+            others = [pid for o in string if o != k for pid in koans[o].piece_ids]
             out.append({"kind": "joined", "piece": mine.id, "gap_mm": round(float(d), 1), "all": True,
                         "with": [by_id[q].to_dict() for q in others]})
     return out

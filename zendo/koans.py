@@ -26,7 +26,9 @@ class Koan:
         return tuple(p for p in scene.pieces if p.id in wanted)
 
 
-def _components(n: int, edges: list[tuple[int, int]]) -> list[list[int]]:
+def components(n: int, edges: list[tuple[int, int]]) -> list[list[int]]:
+    """The connected groups of n items joined by `edges` (index pairs), each sorted, in order of
+    their first item."""
     parent = list(range(n))
 
     def find(i: int) -> int:
@@ -62,7 +64,7 @@ def split_koans(scene: Scene, gap_mm: float = KOAN_GAP_MM) -> list[Koan]:
     the geometry, so recorded games keep their koan names)."""
     pieces = scene.pieces
     edges = [(i, j) for i, j in near_pairs(pieces, gap_mm) if solid_distance(pieces[i], pieces[j]) <= gap_mm]
-    groups = _components(len(pieces), edges)
+    groups = components(len(pieces), edges)
     names = _declared_names(scene)
     groups_ids = [tuple(pieces[i].id for i in g) for g in groups]
     used = {names[frozenset(ids)] for ids in groups_ids if frozenset(ids) in names}
