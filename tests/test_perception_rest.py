@@ -1,18 +1,20 @@
-"""Issue 6, item 3 (orientation): a piece on the table rests on its base or on a face, and a piece
-lying across two standing pieces' tips of one height rests level on them.
+"""Issue 6, item 3 (orientation): a piece on the table rests on its base or on a face, a piece in a
+tower stands on the tip under it, and a piece lying across two standing pieces' tips of one
+height rests level on them.
 
 A pyramid on a flat table stands on its base (upright) or lies on a face (flat) unless another
 piece holds it tilted, and then it leans by 20 degrees or more. A fit a few degrees off (stereo
 noise, a neighbour's points) would otherwise read "weird" near the 10-degree boundary. Up on two
-tips a small piece shows a few dozen points and its fit tilts by 20-50 degrees.
+tips a small piece shows a few dozen points and its fit tilts by 20-50 degrees; the top of a
+tower, by a few degrees (up to 16).
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from vision.pose import REST_SNAP_DEG, rest_on_table, rest_on_tips, rest_pieces
-from zendo.build import Spec, beside, flat, flat_across, upright
+from vision.pose import REST_SNAP_DEG, SEAT_DEG, rest_on_table, rest_on_tips, rest_pieces, seat_on_tip
+from zendo.build import Spec, beside, flat, flat_across, tower, upright
 from zendo.scene import Scene
 from zendo.geometry import axis_angle_quat, quat_to_matrix
 from zendo.relations import RelationsConfig, orientation
@@ -122,3 +124,54 @@ def test_resting_the_scene_levels_a_piece_across_tips_its_fit_tilted():
     assert orientation(got["a"], CFG).value == "upright" and orientation(got["c"], CFG).value == "flat"
     assert float(got["c"].vertices[:, 2].min()) == pytest.approx(float(a.tip[2]), abs=1e-6)
     assert {f.piece.id: f.piece for f in fits}["c"] is got["c"]
+
+
+def tower_of_two():
+    """A large on the table and a small standing on its tip."""
+    return tower([Spec("a", "red", "large"), Spec("b", "blue", "small")], (0, 0), 10)
+
+
+@pytest.mark.parametrize("deg", [4.0, 9.0, 16.0])
+def test_a_piece_fitted_tilted_on_a_standing_piece_s_tip_stands_on_it(deg):
+    lower, upper = tower_of_two()
+    got = seat_on_tip(tilted(upper, deg), [lower])
+    assert orientation(got, CFG).value == "upright"
+    assert float(got.axis @ lower.axis) == pytest.approx(1.0, abs=1e-9)
+    assert np.linalg.norm(got.vertices.mean(axis=0) - tilted(upper, deg).vertices.mean(axis=0)) < 1e-6
+
+
+def test_a_raised_piece_tilted_further_than_a_fit_errs_is_left_tilted():
+    lower, upper = tower_of_two()
+    leaning = tilted(upper, SEAT_DEG + 5.0)
+    assert seat_on_tip(leaning, [lower]) is leaning
+
+
+def test_a_raised_piece_over_no_standing_piece_s_tip_is_left_as_fitted():
+    lower, upper = tower_of_two()
+    fitted = tilted(upper, 9.0)
+    aside = upright(Spec("a", "red", "large"), (40, 0), 10)
+    R = quat_to_matrix(axis_angle_quat([1.0, 0.0, 0.0], 20.0))
+    leaning = lower.moved(R, lower.tip - R @ lower.tip)  # its tip where it was, itself weird
+    high_above = fitted.moved(np.eye(3), [0.0, 0.0, 30.0])  # held up by something else
+    assert seat_on_tip(fitted, [aside]) is fitted
+    assert seat_on_tip(fitted, [leaning]) is fitted
+    assert seat_on_tip(high_above, [lower]) is high_above
+    assert seat_on_tip(fitted, [lower]) is not fitted
+
+
+def test_a_piece_on_the_table_is_not_seated_on_a_tip():
+    lower, upper = tower_of_two()
+    fitted = tilted(upright(Spec("b", "blue", "small"), (0, 0), 10), 6.0)
+    fitted = fitted.moved(np.eye(3), [0.0, 0.0, -float(fitted.vertices[:, 2].min())])
+    assert seat_on_tip(fitted, [lower]) is fitted
+
+
+def test_resting_the_scene_stands_every_piece_of_a_tower():
+    """The top seats on the bottom piece's tip, deep in its hollow, however the middle was fitted."""
+    from vision.pose import PieceFit
+
+    a, b, c = tower([Spec("a", "red", "large"), Spec("b", "blue", "medium"), Spec("c", "green", "small")], (0, 0), 10)
+    pieces = (tilted(c, 12.0), tilted(b, 12.0, axis=(0.0, 1.0, 0.0)), a)  # the top listed first
+    fits = [PieceFit(p, 1.0, 100, 0.0, "stacked", 0.9, 0) for p in pieces]
+    scene, fits = rest_pieces(Scene(pieces, ()), fits)
+    assert all(orientation(p, CFG).value == "upright" for p in scene.pieces)
