@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.pose import REST_SNAP_DEG, SEAT_DEG, rest_on_table, rest_on_tips, rest_pieces, seat_on_tip
+from vision.rest import REST_SNAP_DEG, SEAT_DEG, rest_on_table, rest_on_tips, rest_pieces, seat_on_tip
 from zendo.build import Spec, beside, flat, flat_across, tower, upright
 from zendo.scene import Scene
 from zendo.geometry import axis_angle_quat, quat_to_matrix

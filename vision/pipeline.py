@@ -27,7 +27,8 @@ from .frames import Frame
 from .heading import check_headings
 from .nested import find_nested
 from .pairs import split_pairs
-from .pose import PieceFit, PoseConfig, estimate_poses, rest_pieces
+from .pose import PieceFit, PoseConfig, estimate_poses
+from .rest import rest_pieces
 from .size_check import check_sizes
 from .towers import complete_towers
 from .unboxed import read_blobs
@@ -52,7 +53,7 @@ class PipelineConfig:
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
     nested: bool = True  # read pieces nested in lying ones through their bases (vision/nested.py)
     unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
-    rest: bool = True  # a piece on the table nearly resting on its base or a face rests on it (pose.rest_on_table)
+    rest: bool = True  # pieces set down as they must lie: on the table, in towers, across tips (vision/rest.py)
     size_check: bool = True  # depth may make a piece the classifier is torn towards a smaller size on smaller (vision/size_check.py)
     heading: bool = True  # a piece lying on the table turned to where its outline covers its colour best (vision/heading.py)
     color_check: bool = True  # read each piece's own pixels with the colour model (vision/color_check.py)

@@ -1,0 +1,150 @@
+"""Rest: pieces set down as they must lie, once every stage has fitted them.
+
+A fit is noisy in exactly the ways physics is not: a pyramid on a flat table stands on its base or
+lies on a face, one in a tower stands on the tip under it, and one laid across two standing
+pieces' tips of one height lies level. Pieces held up by others show fewer points (the camera
+looks down on them, and what holds them is hidden under them), so their fits tilt; each function
+here finishes a pose the search chose, turning it onto what holds it, and leaves it as fitted
+where nothing clearly does (docs/perception.md, "Pose": resting, and off the table).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import cv2
+import numpy as np
+
+from zendo.geometry import rotation_between
+from zendo.pieces import outer_planes
+from zendo.relations import RelationsConfig, orientation
+from zendo.scene import Piece, Scene
+
+from .pose import REST_GROUNDED_MM, PieceFit, scene_with
+
+REST_SNAP_DEG = 12.0  # a piece on the table this close to resting on its base or a face rests on it
+
+
+def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG) -> Piece:
+    """The piece turned to rest exactly on the base or face nearest to the table, when it is on
+    the table and within max_deg of doing so.
+
+    Why: a pyramid on a flat table rests on its base (upright) or on a face (flat) unless another
+    piece holds it tilted, and then it leans by 20 degrees or more (on the synthetic tables every
+    leaning piece on the table did); a fit a few degrees off, from stereo noise or a neighbour's
+    points, otherwise reads as "weird" near the 10-degree boundary. Turned about the mean of its
+    corners, then set down so its lowest corner touches the table."""
+    if float(piece.vertices[:, 2].min()) > REST_GROUNDED_MM:
+        return piece
+    k, angle = _lowest_side(piece)
+    if angle > max_deg:
+        return piece
+    turned = _levelled(piece, k)
+    return turned.moved(np.eye(3), [0.0, 0.0, -float(turned.vertices[:, 2].min())])
+
+
+TIP_REACH_MM = 10.0  # a tip this far (across the table) outside the levelled face still holds it
+TIP_RISE_MM = 8.0  # a tip this far above or below the levelled face may be what it rests on
+TIPS_EVEN_MM = 2.0  # two tips this close in height hold a face level
+
+
+def _side_normals(piece: Piece) -> np.ndarray:
+    """(5, 3): the outward normals of the base, then of the four faces, in the table frame."""
+    R = piece.matrix
+    return np.vstack([-R[:, 2], (R @ outer_planes(piece.size)[0][:4].T).T])
+
+
+def _lowest_side(piece: Piece) -> tuple[int, float]:
+    """Which side faces the table most (0 the base, 1-4 the faces) and its angle from straight
+    down, in degrees."""
+    normals = _side_normals(piece)
+    k = int(np.argmin(normals[:, 2]))
+    return k, float(np.degrees(np.arccos(np.clip(-normals[k, 2], -1.0, 1.0))))
+
+
+def _turned(piece: Piece, a: np.ndarray, b: np.ndarray) -> Piece:
+    """The piece turned about the mean of its corners so that direction a points along b."""
+    turn = rotation_between(a, b)
+    c = piece.vertices.mean(axis=0)
+    return piece.moved(turn, c - turn @ c)
+
+
+def _levelled(piece: Piece, side: int) -> Piece:
+    """The piece turned about the mean of its corners until `side` faces straight down."""
+    return _turned(piece, _side_normals(piece)[side], np.array([0.0, 0.0, -1.0]))
+
+
+def rest_on_tips(piece: Piece, others: list[Piece], cfg: RelationsConfig | None = None) -> Piece:
+    """A raised piece lying across the tips of two upright pieces of one height, levelled onto them.
+
+    Why: a piece lying across two standing pieces' tips is level (it rests on its face, so it is
+    flat), but from above a small piece up there shows a few dozen points, and its fit tilts it by
+    20-50 degrees: "weird", and the rulebook's orientation is wrong. Its supports are fitted well
+    (whole standing pieces on the table), so their tips say where the face lies. Only where two
+    upright pieces' tips, the two highest of them within TIPS_EVEN_MM in height, lie under (or within
+    TIP_REACH_MM of) the levelled face and within TIP_RISE_MM of its height; a piece resting on one
+    tip, or on tips of two heights, is left as fitted."""
+    if float(piece.vertices[:, 2].min()) <= REST_GROUNDED_MM:
+        return piece
+    side, _ = _lowest_side(piece)
+    if side == 0:
+        return piece  # standing on its base: a tower, not a piece lying across
+    cfg = cfg or RelationsConfig()
+    level = _levelled(piece, side)
+    v = level.vertices
+    low = float(v[:, 2].min())
+    face = np.asarray(v[v[:, 2] < low + 1e-3, :2], np.float32).reshape(-1, 1, 2)
+    heights = []
+    for o in others:
+        if o.id == piece.id or orientation(o, cfg).value != "upright":
+            continue
+        tip = o.tip
+        outside = -cv2.pointPolygonTest(face, (float(tip[0]), float(tip[1])), True)
+        if outside <= TIP_REACH_MM and abs(float(tip[2]) - low) <= TIP_RISE_MM:
+            heights.append(float(tip[2]))
+    heights.sort()
+    if len(heights) < 2 or heights[-1] - heights[-2] > TIPS_EVEN_MM:
+        return piece  # one tip, or the highest alone: it would tip over, not lie level
+    return level.moved(np.eye(3), [0.0, 0.0, heights[-1] - low])
+
+
+SEAT_DEG = 25.0  # a raised piece this close to standing, on a standing piece's tip, stands on it
+SEAT_REACH_MM = 6.0  # the tip under it lies this near its base's centre (across the table)
+SEAT_BELOW_MM = 5.0  # and no further than this below its base (above it: inside its hollow)
+
+
+def seat_on_tip(piece: Piece, others: list[Piece], cfg: RelationsConfig | None = None) -> Piece:
+    """A raised piece nearly standing on an upright piece's tip, turned to stand on it coaxially.
+
+    Why: a piece in a tower rests on the tip below it and shares its axis, but the top of a tower
+    shows few points, and its fit tilts by a few degrees (up to 16 on the tuning tables: then
+    "weird"). Turned about the mean of its corners, as on the table: not moved, for the piece
+    under it may be the wrong one (a middle piece missed) and its height would then be wrong."""
+    if float(piece.vertices[:, 2].min()) <= REST_GROUNDED_MM:
+        return piece
+    side, angle = _lowest_side(piece)
+    if side != 0 or angle > SEAT_DEG:
+        return piece
+    cfg = cfg or RelationsConfig()
+    base = piece.origin
+    under = [o for o in others if o.id != piece.id and orientation(o, cfg).value == "upright"
+             and float(np.linalg.norm(o.tip[:2] - base[:2])) <= SEAT_REACH_MM
+             and base[2] - SEAT_BELOW_MM < float(o.tip[2]) < float(piece.tip[2])]
+    if not under:
+        return piece
+    lower = max(under, key=lambda o: float(o.tip[2]))
+    return _turned(piece, piece.axis, lower.axis)
+
+
+def rest_pieces(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFit]]:
+    """`rest_on_table`, then `seat_on_tip` and `rest_on_tips`, for every piece of the scene (and
+    its fit report). A tower's pieces nest deep (the top's base within the bottom's hollow), so
+    each seats on the highest standing tip under it: the bottom piece's, stood on the table, when
+    the middle one's fit is tilted."""
+    on_table = [rest_on_table(p) for p in scene.pieces]
+    seated = [seat_on_tip(p, on_table) for p in on_table]
+    rested = [rest_on_tips(p, seated) for p in seated]
+    if all(a is b for a, b in zip(rested, scene.pieces)):
+        return scene, fits
+    by_id = {p.id: p for p in rested}
+    fits = [replace(f, piece=by_id.get(f.piece.id, f.piece)) for f in fits]
+    return scene_with(scene, rested, fits), fits
