@@ -157,13 +157,10 @@ def stand_up(fit: PieceFit, pts: np.ndarray, others: list[Piece], frame, table, 
 BRIDGE_ABOVE_MM = 5.0  # depth this far above the standing piece's tip is a piece lying on tips
 BRIDGE_CUT_MM = 3.0  # a lying piece's points start this far below the standing one's tip
 BRIDGE_HYPOTHESES = ("flat", "raised flat")  # the piece on top lies
-BRIDGE_MEDIAN_MM = 2.0  # each of the two must fit like a piece: its points' median distance (RMS is
-# spoilt by the mixed depth pixels at a raised piece's edges, 10-15 mm off anything); 1.5 until
-# session 19: a small under a piece lying across it shows a few dozen points, 1.8-2.0 mm off when
-# seen from 0.7-0.8 m
+BRIDGE_MEDIAN_MM = 1.5  # each of the two must fit like a piece: its points' median distance (RMS is
+# spoilt by the mixed depth pixels at a raised piece's edges, 10-15 mm off anything)
 NEIGHBOUR_MM = 4.0  # a bridge's box points this near a neighbour's solid are the neighbour's
-BRIDGE_FREE_SPACE = 0.45  # a raised piece's edges show the table far below: free space runs higher
-# (0.3-0.45 for a small across two small tips; 0.25 until session 19)
+BRIDGE_FREE_SPACE = 0.25  # a raised piece's edges show the table far below: free space runs higher
 
 
 @dataclass(frozen=True)
