@@ -437,3 +437,15 @@ def test_the_orientation_read_from_the_crop_reaches_the_pose_fit(table):
     assert read_a(det, 3.0) == "upright"
     assert read_a(replace(det, orientation=told), 3.0) != "upright"
 
+
+
+def test_the_eval_pairs_every_piece_it_can_within_reach():
+    """Scoring pairs perceived and true pieces one to one within MATCH_MM (20 mm): a pairing that
+    shortens one pair by taking a partner out of reach must not leave a pair within reach
+    unpaired (here the short cross pair plus a 26 mm one is shorter in sum than two 19 mm ones)."""
+    from vision.eval import match
+
+    truth = [upright(Spec("t1", "red", "small"), (0, 0)), upright(Spec("t2", "red", "small"), (1, 19))]
+    seen = Scene((upright(Spec("p1", "red", "small"), (19, 0)), upright(Spec("p2", "red", "small"), (1, 0))), ())
+    pairs = {(seen.pieces[i].id, truth[j].id) for i, j, _ in match(seen, truth)}
+    assert pairs == {("p1", "t1"), ("p2", "t2")}

@@ -86,7 +86,9 @@ def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]
     pc = np.array([_centroid(p) for p in pred.pieces])
     tc = np.array([_centroid(p) for p in truth_pieces])
     D = np.linalg.norm(pc[:, None] - tc[None], axis=2)
-    ri, ci = linear_sum_assignment(D)
+    # pairs beyond MATCH_MM all cost alike: minimising raw distances would pair a piece with a
+    # far one (dropped below) to shorten another pair, and leave a pair within reach unmatched
+    ri, ci = linear_sum_assignment(np.where(D <= MATCH_MM, D, 1e6))
     return [(int(i), int(j), float(D[i, j])) for i, j in zip(ri, ci) if D[i, j] <= MATCH_MM]
 
 
