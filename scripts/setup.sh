@@ -25,6 +25,6 @@ if ! cmp -s pyproject.toml "$STAMP" || ! .venv/bin/python -c "import zendo, coal
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
   .venv/bin/python -m pip install -q -e ".[test]" 2>&1 | grep -v '^WARNING: Location' \
     | sed '/BuildBackendWarning: Editable installation/,/WheelFile(wheel_path/d' || true
+  .venv/bin/python -c "import zendo, coal" || { echo "set-up failed: the project did not install" >&2; exit 1; }
   cp pyproject.toml "$STAMP"
 fi
-.venv/bin/python -c "import zendo, coal" || { echo "set-up failed: the project did not install" >&2; exit 1; }

@@ -31,6 +31,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
+from zendo.build import turn
 from zendo.relations import RelationsConfig, orientation
 from zendo.scene import Piece, Scene
 from zendo.shapes import near_pairs, solid_distance
@@ -63,9 +64,7 @@ def _rz(deg) -> np.ndarray:
 
 def turned(piece: Piece, deg: float) -> Piece:
     """The piece turned about the vertical through its centroid."""
-    R = _rz(deg)[0]
-    mid = piece.vertices.mean(axis=0)
-    return piece.moved(R, mid - R @ mid)
+    return turn([piece], deg, about=piece.vertices.mean(axis=0)[:2])[0]
 
 
 def _outlines(corners: np.ndarray, project: Project, x0: int, y0: int, shape: tuple[int, int]) -> np.ndarray:
