@@ -237,6 +237,35 @@ def test_a_koan_that_may_go_on_out_of_view_makes_a_count_mark_a_judgment_call():
     assert m.doubts[0]["text"] == "p1 is at the picture's edge: its koan may go on out of view"
 
 
+def test_a_koan_at_the_edge_may_go_on_with_several_pieces_out_of_view():
+    from zendo.doubts import EDGE_ROW_MAX, beyond_rows
+    from zendo.koans import split_koans
+
+    p = lone("blue", "medium")
+    rows = beyond_rows(p, (0.0, 1.0))
+    assert {len(row) for row in rows} == set(range(2, EDGE_ROW_MAX + 1))
+    for row in rows:
+        assert len(split_koans(Scene((p, *row)))) == 1  # all of p's koan
+        ys = [q.origin[1] for q in row]
+        assert ys == sorted(ys) and ys[0] > 5.0  # each farther on towards the edge
+        assert len({q.id for q in row}) == len(row)
+        assert len({(q.size, round(float(q.axis[2]), 3)) for q in row}) == 1  # alike
+    assert {row[0].size for row in rows} == {"small", "medium", "large"}
+    assert any(row[0].axis[2] > 0.9 for row in rows) and any(row[0].axis[2] < 0.9 for row in rows)
+
+
+def test_an_edge_koan_that_needs_two_unseen_upright_pieces_is_a_judgment_call():
+    seen = [flat(Spec("p1", "blue", "medium"), (0.0, 0.0), 0.0)]
+    m = judged("it contains two or more upright pieces", seen, [{"kind": "edge", "piece": "p1", "toward": [1.0, 0.0]}])
+    assert m.mark == "black" and m.judgment_call
+
+
+def test_an_edge_koan_that_needs_three_unseen_colours_is_a_judgment_call():
+    m = judged("it contains at least one piece of each of the four colors", [lone("blue")],
+               [{"kind": "edge", "piece": "p1", "toward": [0.0, -1.0]}])
+    assert m.mark == "black" and m.judgment_call
+
+
 def test_an_edge_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     m = judged("it contains at least one blue piece", [lone("blue")], [{"kind": "edge", "piece": "p1", "toward": [1.0, 0.0]}])
     assert m.mark == "white" and not m.judgment_call

@@ -19,7 +19,8 @@ alternative koan:
 - "misfit": a piece's fit explains its depth poorly, so another piece may stand there (two
   pieces read as one, a piece across others, a tower read short);
 - "edge": a piece is so near the picture's edge that its koan may go on out of view (a piece
-  there, within the koan gap, is never seen);
+  there, within the koan gap, is never seen); and where one may, more may: the alternatives are
+  one unseen neighbour of any kind, or a row of two or three going on out of view (`beyond_rows`);
 - "joined": another koan stands only a little farther than the koan gap away, so one piece the
   camera missed between them (or a few millimetres of pose error) would make the two one koan;
   where three or more koans stand so, one chained to the next, also all of them as one
@@ -36,7 +37,7 @@ log unchanged; this module knows nothing of cameras.
 from __future__ import annotations
 
 from dataclasses import replace
-from itertools import product
+from itertools import combinations_with_replacement, product
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -211,6 +212,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         for q in beyond(p, doubt["toward"]):
             for c in RAINBOW_COLORS:
                 yield list(pieces) + [replace(q, color=c)]
+        for row in beyond_rows(p, doubt["toward"]):
+            for colors in combinations_with_replacement(RAINBOW_COLORS, len(row)):
+                yield list(pieces) + [replace(q, color=c) for q, c in zip(row, colors)]
     elif kind == "orientation":
         p = by_id.get(doubt["piece"])
         if p is not None:
@@ -304,6 +308,31 @@ def beyond(p: Piece, toward: Sequence[float]) -> list[Piece]:
                   (BEYOND_APART_MM, heading + 180.0), (BEYOND_APART_MM, heading))
     return [_at_gap(p, Spec(f"{p.id}-beyond", "red", size), lying, u, gap)
             for size in SIZES for gap, lying in placements]
+
+
+EDGE_ROW_MAX = 3  # an edge koan's unseen part is tried with up to this many pieces: a count rule
+# ("at least one of each of the four colours") may need three more to change its mark
+
+
+def beyond_rows(p: Piece, toward: Sequence[float], most: int = EDGE_ROW_MAX) -> list[list[Piece]]:
+    """Rows of two to `most` unseen pieces going on out of view from p: each of `beyond`'s
+    placements for the first, the rest alike, each BEYOND_APART_MM past the one before (still one
+    koan). Why: the 1-15 tables show koans of six pieces half out of view, and one unseen
+    neighbour cannot change a mark that counts ("two or more upright pieces") by more than one.
+    One size and placement per row keeps this to 12 shapes per length: the rules that need more
+    than one unseen piece count pieces (of a colour, standing), so a row of like pieces in any
+    colours reaches them; a row's colours are tried as multisets, since its pieces stand alike."""
+    u = np.array([float(toward[0]), float(toward[1]), 0.0])
+    u /= max(float(np.linalg.norm(u)), 1e-9)
+    rows = []
+    for first in beyond(p, toward):
+        lying = None if first.axis[2] > 0.9 else float(np.degrees(np.arctan2(first.axis[1], first.axis[0])))
+        row = [first]
+        for n in range(2, most + 1):
+            spec = Spec(f"{p.id}-beyond{n}", first.color, first.size)
+            row = row + [_at_gap(row[-1], spec, lying, u, BEYOND_APART_MM)]
+            rows.append(row)
+    return rows
 
 
 def _at_gap(p: Piece, spec: Spec, lying: float | None, u: np.ndarray, gap: float) -> Piece:
