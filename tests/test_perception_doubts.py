@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from zendo.build import Spec, flat, tower, upright
+from zendo.build import Spec, flat, flat_across, tower, upright
 from zendo.doubts import JOIN_MM, alternatives, covers, describe, doubt_key, doubts_for, joined, renamed
 from zendo.relations import RelationsConfig, koan_facts
 from zendo.rules import mark_perceived, parse_rule
@@ -271,6 +271,58 @@ def test_an_edge_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     assert m.mark == "white" and not m.judgment_call
 
 
+# ----------------------------------------------------------------------------- held
+
+
+def test_a_piece_off_the_table_with_nothing_seen_under_it_may_be_held_by_an_unseen_piece():
+    from zendo.doubts import held
+
+    lower, upper = tower([Spec("p1", "blue", "medium"), Spec("p2", "red", "medium")])
+    assert held([upper]) == [{"kind": "held", "piece": "p2", "height_mm": round(float(upper.vertices[:, 2].min()), 1)}]
+    assert held([lower, upper]) == []  # the piece under it was seen
+    assert held([lone("green")]) == []  # on the table
+    a, b = upright(Spec("a", "red", "small"), (0, 0), 0), upright(Spec("b", "red", "small"), (25, 0), 0)
+    across = flat_across([a, b], Spec("c", "yellow", "small"), heading=0)
+    assert [d["piece"] for d in held([a, across])] == []  # one support seen still holds it
+    assert [d["piece"] for d in held([across])] == ["c"]
+
+
+def test_a_frame_with_a_piece_up_in_the_air_and_nothing_under_it_raises_a_held_doubt():
+    from vision.detect import Detections
+    from vision.doubts import frame_doubts
+
+    lower, upper = tower([Spec("p1", "blue", "medium"), Spec("p2", "red", "medium")])
+    table = np.zeros((480, 640, 3), np.float32)  # flat table everywhere, nothing standing
+    valid = np.ones((480, 640), bool)
+    middle = lambda pts: np.full((len(pts), 2), 300.0)  # every point well inside the picture
+
+    def kinds(pieces):
+        return [(d["kind"], d.get("piece")) for d in frame_doubts(Scene(tuple(pieces)), [], Detections.empty(),
+                                                                   None, table, valid, middle)]
+    assert ("held", "p2") in kinds([upper])
+    assert ("held", "p2") not in kinds([lower, upper])
+
+
+def test_a_held_piece_is_held_up_by_a_piece_of_any_kind_standing_under_it():
+    _, upper = tower([Spec("p1", "blue", "medium"), Spec("p2", "red", "medium")])
+    alts = list(alternatives([upper], {"kind": "held", "piece": "p2", "height_mm": 5.5}))
+    holders = [q for alt in alts for q in alt if q.id != "p2"]
+    assert {(q.color, q.size) for q in holders} == {(c, s) for c in ("red", "yellow", "green", "blue", "black")
+                                                   for s in ("small", "medium", "large")}
+    for q in holders:
+        assert abs(float(q.vertices[:, 2].min())) < 1e-6 and q.axis[2] > 0.999  # standing on the table
+        assert np.linalg.norm(q.origin[:2] - upper.origin[:2]) < 1e-6  # under it
+
+
+def test_a_piece_held_up_by_something_unseen_makes_a_count_mark_a_judgment_call():
+    _, upper = tower([Spec("p1", "blue", "medium"), Spec("p2", "red", "medium")])
+    doubt = {"kind": "held", "piece": "p2", "height_mm": 5.5}
+    m = judged("it contains exactly one piece", [upper], [doubt])
+    assert m.mark == "white" and m.judgment_call
+    assert m.doubts[0]["text"] == "p2 is 6 mm off the table with nothing seen under it: a piece the camera missed may hold it up"
+    assert not judged("it contains at least one red piece", [upper], [doubt]).judgment_call
+
+
 # ----------------------------------------------------------------------------- orientation
 
 
@@ -408,6 +460,8 @@ def test_a_doubt_the_master_has_settled_no_longer_makes_a_judgment_call():
     ({"kind": "missed", "at": [12.4, -3.0]}, "an unseen piece may stand at (12, -3) mm"),
     ({"kind": "edge", "piece": "p3", "toward": [0.0, 1.0]}, "p3 is at the picture's edge: its koan may go on out of view"),
     ({"kind": "orientation", "piece": "p3", "as": "flat"}, "p3 may be lying flat"),
+    ({"kind": "held", "piece": "p3", "height_mm": 44.5},
+     "p3 is 44 mm off the table with nothing seen under it: a piece the camera missed may hold it up"),
 ])
 def test_every_doubt_reads_as_one_line_for_the_master(doubt, text):
     assert describe(doubt) == text

@@ -14,6 +14,8 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
   piece lying across others, a tower read short);
 - edge: table within the koan gap of a piece lies outside the picture, so a piece of its koan
   may stand where the camera cannot see (a koan partly out of view);
+- held: a piece off the table with nothing seen under it (zendo.doubts.held), computed from the
+  scene alone;
 - orientation: the orientation net gives upright or flat, whichever the fit is not, p >=
   ORIENT_ALT_P for a piece on the table: a few depth points on a small piece fit lying as well
   as standing, and the net's reading is the other witness.
@@ -26,7 +28,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from zendo.doubts import covers, joined
+from zendo.doubts import covers, held, joined
 from zendo.koans import KOAN_GAP_MM
 from zendo.pieces import PYRAMID_SIZES
 from zendo.relations import RelationsConfig, orientation
@@ -321,4 +323,4 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     return (class_doubts(fits, verdicts) + absent_doubts(fits) + covers(scene.pieces) + misfit_doubts(fits)
             + orientation_doubts(fits, detections)
             + missed_doubts(scene, detections, table_pts, valid, rgb) + edge_doubts(scene, project, valid.shape)
-            + joined(scene.pieces))
+            + joined(scene.pieces) + held(scene.pieces))

@@ -25,6 +25,9 @@ alternative koan:
   camera missed between them (or a few millimetres of pose error) would make the two one koan;
   where three or more koans stand so, one chained to the next, also all of them as one
   (`"all": true`): a koan spread wide with several pieces missed reads as a string of koans.
+- "held": a piece stands or lies off the table with nothing seen under it to hold it up, so a
+  piece the camera missed does (the lower pieces of a tower of one size show a band of a few
+  pixels, or none): a piece of each size and colour standing on the table under it;
 - "orientation": the camera's two witnesses disagree on how a piece on the table stands (the fit
   says lying, the orientation net may say standing, or the other way): the piece stood upright
   or laid flat where it is, heading every 45 degrees (which way it points matters).
@@ -57,11 +60,12 @@ from .scene import Piece, Scene, piece_from_dict
 from .shapes import near_pairs, solid_distance
 
 DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge", "misfit", "joined",
-               "orientation")
+               "orientation", "held")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
 JOIN_MM = 40.0  # koans closer than this (solid to solid) may be one: see `joined`
+HELD_MM = 6.0  # a raised piece with a lower one this near (solid to solid) is held by it: see `held`
 
 
 def doubt_key(d: Mapping) -> tuple:
@@ -112,6 +116,9 @@ def describe(d: Mapping) -> str:
     if k == "joined":
         ids = ", ".join(q["id"] for q in d["with"])
         return f"{d['piece']}'s koan stands {d['gap_mm']:.0f} mm from {ids}: a piece unseen between them would make them one koan"
+    if k == "held":
+        return (f"{d['piece']} is {d['height_mm']:.0f} mm off the table with nothing seen under it: "
+                "a piece the camera missed may hold it up")
     if k == "orientation":
         return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
     if k == "stacked":
@@ -220,6 +227,11 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         if p is not None:
             for q in turned(p, doubt["as"]):
                 yield [q if r.id == p.id else r for r in pieces]
+    elif kind == "held":
+        p = by_id.get(doubt["piece"])
+        if p is not None:
+            for q in _any_piece_standing(f"{p.id}-holder", _underneath(p)):
+                yield list(pieces) + [q]
     elif kind == "joined":
         if doubt["piece"] in by_id:
             yield list(pieces) + [q for q in map(piece_from_dict, doubt["with"]) if q.id not in by_id]
@@ -229,6 +241,30 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         for q in _any_piece_standing(f"m{round(x)}_{round(y)}", (x, y)):
             yield list(pieces) + [q]
+
+
+def held(pieces: Sequence[Piece]) -> list[dict]:
+    """A "held" doubt for each piece whose lowest corner is over COVER_HEIGHT_MM off the table
+    with no lower piece within HELD_MM of it. Why: nothing floats; a piece up there rests on
+    something, and when the camera saw nothing there it missed a piece (on the tuning tables, the
+    lower piece of a tower of one size, of which a band of 8-30 pixels shows)."""
+    out = []
+    for p in pieces:
+        low = float(p.vertices[:, 2].min())
+        if low <= COVER_HEIGHT_MM:
+            continue
+        if any(float(q.vertices[:, 2].min()) < low and solid_distance(p, q) < HELD_MM for q in pieces if q.id != p.id):
+            continue
+        out.append({"kind": "held", "piece": p.id, "height_mm": round(low, 1)})
+    return out
+
+
+def _underneath(p: Piece) -> tuple[float, float]:
+    """Where on the table a piece holding p up would stand: under its lowest corners' middle
+    (an upright piece's base centre, a lying piece's lowest edge or corner)."""
+    z = p.vertices[:, 2]
+    xy = p.vertices[z <= float(z.min()) + 0.5, :2].mean(axis=0)
+    return float(xy[0]), float(xy[1])
 
 
 def joined(pieces: Sequence[Piece], within_mm: float = JOIN_MM, gap_mm: float = KOAN_GAP_MM) -> list[dict]:
