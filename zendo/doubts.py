@@ -353,7 +353,7 @@ EDGE_ROW_MAX = 3  # an edge koan's unseen part is tried with up to this many pie
 def beyond_rows(p: Piece, toward: Sequence[float], most: int = EDGE_ROW_MAX) -> list[list[Piece]]:
     """Rows of two to `most` unseen pieces going on out of view from p: each of `beyond`'s
     placements for the first, the rest alike, each BEYOND_APART_MM past the one before (still one
-    koan). Why: the 1-15 tables show koans of six pieces half out of view, and one unseen
+    koan). Why: the tuning tables show koans of six pieces half out of view, and one unseen
     neighbour cannot change a mark that counts ("two or more upright pieces") by more than one.
     One size and placement per row keeps this to 12 shapes per length: the rules that need more
     than one unseen piece count pieces (of a colour, standing), so a row of like pieces in any
