@@ -560,6 +560,28 @@ def test_a_doubt_the_master_settles_stops_the_judgment_call_and_is_kept_in_the_l
     assert not again.proposed(k1).judgment_call
 
 
+def test_a_koans_mark_is_weighed_again_only_when_its_pieces_doubts_or_rulings_change(monkeypatch):
+    """Weighing doubts is the costly part of a camera koan's mark: an event elsewhere (a student
+    joining) must not send every koan through them again."""
+    from zendo.game import Game
+
+    g = Game("t")
+    g.observe(camera_table())
+    g.set_rule(EXACTLY_TWO)
+    weighed = []
+    real = g.referee.mark
+    monkeypatch.setattr(g.referee, "mark", lambda *a, **k: weighed.append(a[1].koan_id) or real(*a, **k))
+    g.master_state()
+    assert len(weighed) == 2  # both koans
+    g.join("ann")
+    g.master_state()
+    assert len(weighed) == 2
+    k1 = g.koan_of_piece("p1").id
+    g.settle_doubt(k1, ["covers", "p1"])
+    row = {r["koan"]: r for r in g.master_state()["audit"]}[k1]
+    assert weighed[2:] == [k1] and not row["judgment_call"]
+
+
 def test_settling_a_doubt_the_camera_does_not_have_is_refused():
     from zendo.game import Game, GameError
 

@@ -13,6 +13,7 @@ koans on the table before they become official, silent judgment calls, katsu, Ma
 """
 from __future__ import annotations
 
+import json
 import time
 import unicodedata
 from dataclasses import dataclass, field
@@ -274,7 +275,7 @@ class Game:
         self.order: list[str] = []
         self.turn: str | None = None
         self.koans: dict[str, KoanRecord] = {}
-        self._verdicts: dict[tuple, Verdict] = {}  # (koan, events so far) -> proposed mark
+        self._verdicts: dict[tuple, Verdict] = {}  # `_verdict_key` -> proposed mark
         self.loose_doubts: list[dict] = []  # the camera's latest "missed" doubts far from every koan (not logged)
         self.koan_count = 0
         self.mondo: Mondo | None = None
@@ -571,9 +572,7 @@ class Game:
         if not self.rule_text:
             return None
         rec = self.koan(koan_id)
-        # every event may change a mark (pieces, rulings, the rule); between events the dashboard's
-        # polling reads the same verdict, and weighing the camera's doubts is not free
-        memo = (koan_id, len(self.events))
+        memo = self._verdict_key(rec)
         if memo not in self._verdicts:
             if len(self._verdicts) > 256:
                 self._verdicts.clear()
@@ -581,6 +580,16 @@ class Game:
                 self.rule, self.facts(koan_id, with_rulings=False), self.rulings.get(koan_id, {}),
                 rec.scene().pieces, rec.doubts, lambda ps: koan_facts(koan_id, list(ps), self.relations))
         return self._verdicts[memo]
+
+    def _verdict_key(self, rec: KoanRecord) -> tuple:
+        """What a proposed mark rests on: the rule, the koan's pieces and the camera's doubts about
+        it, and the Master's rulings on it. Why not simply the events so far: on a camera's table
+        every event (another koan settling, a student joining) would weigh every koan's doubts
+        again, and a koan at the picture's edge has up to 36 alternative shapes to read (about
+        0.25-0.7 s on a 2-core CPU); between its own changes a koan's mark is read from here."""
+        ruled = tuple(sorted((repr(k), repr(v)) for k, v in self.rulings.get(rec.id, {}).items()))
+        return (rec.id, self.rule_text, json.dumps(rec.pieces, sort_keys=True, default=str),
+                json.dumps(rec.doubts, sort_keys=True, default=str), ruled)
 
     def borderline(self, koan_id: str) -> list[Predicate]:
         return self.facts(koan_id, with_rulings=False).borderline()
