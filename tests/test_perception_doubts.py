@@ -271,6 +271,32 @@ def test_an_edge_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     assert m.mark == "white" and not m.judgment_call
 
 
+def _nearly_two():
+    """A yellow small read lying where two yellow smalls stand touching (900011), and the misfit
+    doubt the pairs stage's near split gives it."""
+    seen = flat(Spec("p1", "yellow", "small"), (0.0, 0.0), 0.0)
+    a = upright(Spec("p1", "yellow", "small"), (-8.0, 0.0), 0)
+    b = upright(Spec("p1-two", "yellow", "small"), (8.0, 0.0), 0)
+    doubt = {"kind": "misfit", "piece": "p1", "at": [0.0, 0.0], "rms_mm": 3.7, "two": [a.to_dict(), b.to_dict()]}
+    return seen, doubt
+
+
+def test_a_piece_the_pairs_stage_nearly_split_may_be_those_two_pieces():
+    seen, doubt = _nearly_two()
+    alts = list(alternatives([seen], doubt))
+    two = [alt for alt in alts if {q.id for q in alt} == {"p1", "p1-two"}]
+    assert {next(q.color for q in alt if q.id == "p1-two") for alt in two} == {"red", "yellow", "green", "blue", "black"}
+    assert all(q.axis[2] > 0.999 for alt in two for q in alt)  # both standing, the lying reading gone
+
+
+def test_two_pieces_read_as_one_make_a_count_of_standing_pieces_a_judgment_call():
+    seen, doubt = _nearly_two()
+    m = judged("it contains two or more upright pieces", [seen], [doubt])
+    assert m.mark == "black" and m.judgment_call
+    assert m.doubts[0]["text"] == ("p1 fits its depth poorly: it may be two pieces standing side by side, "
+                                   "or another piece may stand there")
+
+
 # ----------------------------------------------------------------------------- held
 
 

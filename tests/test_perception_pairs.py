@@ -143,6 +143,9 @@ def test_a_fit_the_pairs_stage_nearly_split_is_a_misfit_doubt(monkeypatch, near_
     _, fits, _, _ = _pairs_on_a_standing_piece_fitted_lying((0.03, 0.96, 0.01))  # the crop says lying: not stood up
     assert fits[0].maybe_two == near_passes
     assert [d["piece"] for d in misfit_doubts(fits)] == ([fits[0].piece.id] if near_passes else [])
+    if near_passes:  # the doubt carries the pair: the piece may be those two
+        pid = fits[0].piece.id
+        assert [q["id"] for q in misfit_doubts(fits)[0]["two"]] == [pid, f"{pid}-two"]
 
 
 def across_two_tips():

@@ -100,11 +100,19 @@ def without_repeats(doubts: list[dict]) -> list[dict]:
 
 
 def misfit_doubts(fits) -> list[dict]:
-    """A "misfit" doubt where a piece fitted from its own depth points explains them poorly."""
-    return [{"kind": "misfit", "piece": f.piece.id,
+    """A "misfit" doubt where a piece fitted from its own depth points explains them poorly; where
+    the pairs stage nearly split it, the doubt carries that pair ("two": the piece may be them)."""
+    out = []
+    for f in fits:
+        if f.n_points <= 0 or not (f.rms_mm > MISFIT_RMS_MM or f.maybe_two):
+            continue
+        d = {"kind": "misfit", "piece": f.piece.id,
              "at": [round(float(f.piece.origin[0]), 1), round(float(f.piece.origin[1]), 1)],
              "rms_mm": round(float(f.rms_mm), 1)}
-            for f in fits if f.n_points > 0 and (f.rms_mm > MISFIT_RMS_MM or f.maybe_two)]
+        if f.two:
+            d["two"] = [q.to_dict() for q in f.two]
+        out.append(d)
+    return out
 
 
 def orientation_doubts(fits, detections: Detections) -> list[dict]:

@@ -115,6 +115,7 @@ class PieceFit:
     detection: int = -1  # index of the detection it came from
     other_size: str | None = None  # where image and depth read different sizes: the one not given
     maybe_two: bool = False  # the pairs stage nearly split it into two standing pieces (a misfit doubt)
+    two: tuple = ()  # those two standing pieces (Piece, Piece): the misfit doubt's alternative
 
     @property
     def uncertain(self) -> bool:

@@ -17,7 +17,8 @@ alternative koan:
   a tower of two of a size from one piece: the upper one sits 5.5 mm higher, 1.5 mm across its
   faces);
 - "misfit": a piece's fit explains its depth poorly, so another piece may stand there (two
-  pieces read as one, a piece across others, a tower read short);
+  pieces read as one, a piece across others, a tower read short); where the pairs stage nearly
+  split it into two standing pieces, the doubt carries them ("two"), and the piece may be them;
 - "edge": a piece is so near the picture's edge that its koan may go on out of view (a piece
   there, within the koan gap, is never seen); and where one may, more may: the alternatives are
   one unseen neighbour of any kind, or a row of two or three going on out of view (`beyond_rows`);
@@ -81,12 +82,12 @@ def doubt_key(d: Mapping) -> tuple:
 
 def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
     """The doubt with every piece id it names put through `ids` (a frame's ids -> a tracker's,
-    or a scorer's): its own piece, the other koan's pieces a joined doubt carries, and the
-    pieces an absent doubt puts back."""
+    or a scorer's): its own piece, the other koan's pieces a joined doubt carries, the
+    pieces an absent doubt puts back, and the two pieces a misfit doubt's piece may be."""
     out = dict(d)
     if "piece" in out:
         out["piece"] = ids.get(out["piece"], out["piece"])
-    for field in ("with", "then"):
+    for field in ("with", "then", "two"):
         if field in out:
             out[field] = [{**q, "id": ids.get(q["id"], q["id"])} for q in out[field]]
     return out
@@ -105,6 +106,8 @@ def describe(d: Mapping) -> str:
         return f"something may be hidden under {d['piece']}"
     if k == "unboxed":
         return f"{d['piece']} was seen in depth only: it may be another piece, or none"
+    if k == "misfit" and d.get("two"):
+        return f"{d['piece']} fits its depth poorly: it may be two pieces standing side by side, or another piece may stand there"
     if k == "misfit":
         return f"{d['piece']} fits its depth poorly: another piece may stand there"
     if k == "edge":
@@ -238,6 +241,11 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
     elif kind in ("missed", "misfit"):
         if kind == "misfit" and doubt["piece"] not in by_id:
             return
+        if kind == "misfit" and doubt.get("two"):  # the piece is the two standing pieces it nearly split into
+            first, second = map(piece_from_dict, doubt["two"])
+            rest = [q for q in pieces if q.id != doubt["piece"]]
+            for c in RAINBOW_COLORS:
+                yield rest + [first, replace(second, color=c)]
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         for q in _any_piece_standing(f"m{round(x)}_{round(y)}", (x, y)):
             yield list(pieces) + [q]
