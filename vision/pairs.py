@@ -262,7 +262,7 @@ def split_pairs(frame, scene: Scene, fits: list[PieceFit], detections: Detection
             across = bridge(f, *got, others, frame, table, cfg, next_piece_id(pieces))
             if across is None:
                 if pair is not None:  # nearly two pieces: a misfit doubt
-                    fits[i] = replace(f, maybe_two=True, two=(pair.a, replace(pair.b, id=f"{f.piece.id}-two")))
+                    fits[i] = replace(f, two=(pair.a, replace(pair.b, id=f"{f.piece.id}-two")))
                 continue
             a, b, fs, rms, box = across.standing, across.lying, across.free_space, across.rms_mm, across.box
             how = "bridge"

@@ -114,8 +114,12 @@ class PieceFit:
     confidence: float
     detection: int = -1  # index of the detection it came from
     other_size: str | None = None  # where image and depth read different sizes: the one not given
-    maybe_two: bool = False  # the pairs stage nearly split it into two standing pieces (a misfit doubt)
-    two: tuple = ()  # those two standing pieces (Piece, Piece): the misfit doubt's alternative
+    two: tuple[Piece, ...] = ()  # the two standing pieces the pairs stage nearly split it into
+
+    @property
+    def maybe_two(self) -> bool:
+        """The pairs stage nearly split it into two standing pieces (a misfit doubt, carrying them)."""
+        return bool(self.two)
 
     @property
     def uncertain(self) -> bool:

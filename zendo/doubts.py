@@ -219,10 +219,11 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         p = by_id.get(doubt["piece"])
         if p is None:
             return
-        for q in beyond(p, doubt["toward"]):
+        placed = _beyond_placed(p, doubt["toward"])
+        for q, _ in placed:
             for c in RAINBOW_COLORS:
                 yield list(pieces) + [replace(q, color=c)]
-        for row in beyond_rows(p, doubt["toward"]):
+        for row in _rows(p, placed, doubt["toward"]):
             for colors in combinations_with_replacement(RAINBOW_COLORS, len(row)):
                 yield list(pieces) + [replace(q, color=c) for q, c in zip(row, colors)]
     elif kind == "orientation":
@@ -344,13 +345,22 @@ def beyond(p: Piece, toward: Sequence[float]) -> list[Piece]:
     """The unseen neighbours an "edge" doubt allows: of each size, on p's side towards the edge,
     upright touching p or apart from it, or lying flat apart, pointing at p or away (the
     relations rules read: touching, pointing, orientation, counts). Colours are the caller's."""
+    return [q for q, _ in _beyond_placed(p, toward)]
+
+
+def _unit(toward: Sequence[float]) -> np.ndarray:
     u = np.array([float(toward[0]), float(toward[1]), 0.0])
-    u /= max(float(np.linalg.norm(u)), 1e-9)
+    return u / max(float(np.linalg.norm(u)), 1e-9)
+
+
+def _beyond_placed(p: Piece, toward: Sequence[float]) -> list[tuple[Piece, float | None]]:
+    """`beyond`'s neighbours, each with the heading of its ray if it lies (None: upright)."""
+    u = _unit(toward)
     heading = float(np.degrees(np.arctan2(u[1], u[0])))
     # (gap to p, heading of a lying piece's ray; None: upright)
     placements = ((-TOUCH_INTO_MM, None), (BEYOND_APART_MM, None),
                   (BEYOND_APART_MM, heading + 180.0), (BEYOND_APART_MM, heading))
-    return [_at_gap(p, Spec(f"{p.id}-beyond", "red", size), lying, u, gap)
+    return [(_at_gap(p, Spec(f"{p.id}-beyond", "red", size), lying, u, gap), lying)
             for size in SIZES for gap, lying in placements]
 
 
@@ -366,15 +376,18 @@ def beyond_rows(p: Piece, toward: Sequence[float], most: int = EDGE_ROW_MAX) -> 
     One size and placement per row keeps this to 12 shapes per length: the rules that need more
     than one unseen piece count pieces (of a colour, standing), so a row of like pieces in any
     colours reaches them; a row's colours are tried as multisets, since its pieces stand alike."""
-    u = np.array([float(toward[0]), float(toward[1]), 0.0])
-    u /= max(float(np.linalg.norm(u)), 1e-9)
+    return _rows(p, _beyond_placed(p, toward), toward, most)
+
+
+def _rows(p: Piece, placed: list[tuple[Piece, float | None]], toward: Sequence[float],
+          most: int = EDGE_ROW_MAX) -> list[list[Piece]]:
+    """`beyond_rows` from neighbours already placed (the edge doubt places them once for both)."""
+    u = _unit(toward)
     rows = []
-    for first in beyond(p, toward):
-        lying = None if first.axis[2] > 0.9 else float(np.degrees(np.arctan2(first.axis[1], first.axis[0])))
+    for first, lying in placed:
         row = [first]
         for n in range(2, most + 1):
-            spec = Spec(f"{p.id}-beyond{n}", first.color, first.size)
-            row = row + [_at_gap(row[-1], spec, lying, u, BEYOND_APART_MM)]
+            row = row + [_at_gap(row[-1], Spec(f"{p.id}-beyond{n}", first.color, first.size), lying, u, BEYOND_APART_MM)]
             rows.append(row)
     return rows
 
