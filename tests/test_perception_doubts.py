@@ -345,8 +345,18 @@ def test_a_piece_held_up_by_something_unseen_makes_a_count_mark_a_judgment_call(
     doubt = {"kind": "held", "piece": "p2", "height_mm": 5.5}
     m = judged("it contains exactly one piece", [upper], [doubt])
     assert m.mark == "white" and m.judgment_call
-    assert m.doubts[0]["text"] == "p2 is 6 mm off the table with nothing seen under it: a piece the camera missed may hold it up"
+    assert m.doubts[0]["text"] == "p2 is 6 mm off the table with nothing seen under it: a piece the camera missed may hold it up, or it may rest on the table"
     assert not judged("it contains at least one red piece", [upper], [doubt]).judgment_call
+
+
+def test_a_piece_held_up_by_nothing_seen_may_rest_on_the_table_where_it_is():
+    raised = replace(lone("red", "medium", at=(20.0, -10.0)), position=(20.0, -10.0, 4.0))
+    alts = [a for a in alternatives([raised], {"kind": "held", "piece": "p1", "height_mm": 4.0})]
+    down = [a[0] for a in alts if len(a) == 1]
+    assert len(down) == 1 and float(down[0].vertices[:, 2].min()) == pytest.approx(0.0, abs=1e-6)
+    assert np.allclose(down[0].origin[:2], raised.origin[:2]) and np.allclose(down[0].matrix, raised.matrix)
+    m = judged("it contains an ungrounded piece", [raised], [{"kind": "held", "piece": "p1", "height_mm": 4.0}])
+    assert m.mark == "white" and m.judgment_call
 
 
 # ----------------------------------------------------------------------------- orientation
@@ -487,7 +497,7 @@ def test_a_doubt_the_master_has_settled_no_longer_makes_a_judgment_call():
     ({"kind": "edge", "piece": "p3", "toward": [0.0, 1.0]}, "p3 is at the picture's edge: its koan may go on out of view"),
     ({"kind": "orientation", "piece": "p3", "as": "flat"}, "p3 may be lying flat"),
     ({"kind": "held", "piece": "p3", "height_mm": 44.5},
-     "p3 is 44 mm off the table with nothing seen under it: a piece the camera missed may hold it up"),
+     "p3 is 44 mm off the table with nothing seen under it: a piece the camera missed may hold it up, or it may rest on the table"),
 ])
 def test_every_doubt_reads_as_one_line_for_the_master(doubt, text):
     assert describe(doubt) == text

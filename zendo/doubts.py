@@ -28,7 +28,8 @@ alternative koan:
   (`"all": true`): a koan spread wide with several pieces missed reads as a string of koans.
 - "held": a piece stands or lies off the table with nothing seen under it to hold it up, so a
   piece the camera missed does (the lower pieces of a tower of one size show a band of a few
-  pixels, or none): a piece of each size and colour standing on the table under it;
+  pixels, or none): a piece of each size and colour standing on the table under it; or the fit
+  is off and the piece rests on the table where it is (lowered until its lowest corner touches);
 - "orientation": the camera's two witnesses disagree on how a piece on the table stands (the fit
   says lying, the orientation net may say standing, or the other way): the piece stood upright
   or laid flat where it is, heading every 45 degrees (which way it points matters).
@@ -121,7 +122,7 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']}'s koan stands {d['gap_mm']:.0f} mm from {ids}: a piece unseen between them would make them one koan"
     if k == "held":
         return (f"{d['piece']} is {d['height_mm']:.0f} mm off the table with nothing seen under it: "
-                "a piece the camera missed may hold it up")
+                "a piece the camera missed may hold it up, or it may rest on the table")
     if k == "orientation":
         return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
     if k == "stacked":
@@ -234,6 +235,8 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
     elif kind == "held":
         p = by_id.get(doubt["piece"])
         if p is not None:
+            down = replace(p, position=tuple(map(float, p.origin - [0.0, 0.0, float(p.vertices[:, 2].min())])))
+            yield [down if q.id == p.id else q for q in pieces]  # its fit is off: it rests on the table
             for q in _any_piece_standing(f"{p.id}-holder", _underneath(p)):
                 yield list(pieces) + [q]
     elif kind == "joined":
