@@ -351,7 +351,7 @@ def test_a_piece_held_up_by_something_unseen_makes_a_count_mark_a_judgment_call(
 
 def test_a_piece_held_up_by_nothing_seen_may_rest_on_the_table_where_it_is():
     raised = replace(lone("red", "medium", at=(20.0, -10.0)), position=(20.0, -10.0, 4.0))
-    alts = [a for a in alternatives([raised], {"kind": "held", "piece": "p1", "height_mm": 4.0})]
+    alts = list(alternatives([raised], {"kind": "held", "piece": "p1", "height_mm": 4.0}))
     down = [a[0] for a in alts if len(a) == 1]
     assert len(down) == 1 and float(down[0].vertices[:, 2].min()) == pytest.approx(0.0, abs=1e-6)
     assert np.allclose(down[0].origin[:2], raised.origin[:2]) and np.allclose(down[0].matrix, raised.matrix)
