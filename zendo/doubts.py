@@ -161,11 +161,11 @@ def nested_inside(cover: Piece, size: str, pid: str, against_wall: bool) -> Piec
             local = np.array([down[0], down[1], 0.0]) / max(float(np.hypot(down[0], down[1])), 1e-9)
         room = [(d[f] - v @ n[f]).min() / (n[f] @ local) for f in range(4) if n[f] @ local > 1e-9]
         shift = max(0.0, min(room) + TOUCH_INTO_MM) if room else 0.0
-        inner = replace(inner, position=tuple(map(float, inner.origin + cover.matrix @ (local * shift))))
+        inner = _shifted(inner, cover.matrix @ (local * shift))
     low = float(inner.vertices[:, 2].min())
     floor = 0.0 if cover.axis[2] > 0.9 else WALL_MM
     if cover.axis[2] > 0.9 or (low < floor and not against_wall):
-        inner = replace(inner, position=tuple(map(float, inner.origin + np.array([0.0, 0.0, floor - low]))))
+        inner = _shifted(inner, [0.0, 0.0, floor - low])
     return inner
 
 
@@ -210,9 +210,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         lift = p.axis * rest_offset(p.size, p.size)
         if doubt.get("where") == "under":  # p stands on the other one: lifted onto its tip
             other = replace(p, id=f"{p.id}-stack")
-            rest = [replace(q, position=tuple(map(float, q.origin + lift))) if q.id == p.id else q for q in pieces]
+            rest = [_shifted(q, lift) if q.id == p.id else q for q in pieces]
         else:
-            other = replace(p, id=f"{p.id}-stack", position=tuple(map(float, p.origin + lift)))
+            other = _shifted(replace(p, id=f"{p.id}-stack"), lift)
             rest = list(pieces)
         for c in RAINBOW_COLORS:
             yield rest + [replace(other, color=c)]
@@ -235,7 +235,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
     elif kind == "held":
         p = by_id.get(doubt["piece"])
         if p is not None:
-            down = replace(p, position=tuple(map(float, p.origin - [0.0, 0.0, float(p.vertices[:, 2].min())])))
+            down = _shifted(p, [0.0, 0.0, -float(p.vertices[:, 2].min())])
             yield [down if q.id == p.id else q for q in pieces]  # its fit is off: it rests on the table
             for q in _any_piece_standing(f"{p.id}-holder", _underneath(p)):
                 yield list(pieces) + [q]
@@ -260,15 +260,21 @@ def held(pieces: Sequence[Piece]) -> list[dict]:
     with no lower piece within HELD_MM of it. Why: nothing floats; a piece up there rests on
     something, and when the camera saw nothing there it missed a piece (on the tuning tables, the
     lower piece of a tower of one size, of which a band of 8-30 pixels shows)."""
+    lowest = {p.id: float(p.vertices[:, 2].min()) for p in pieces}
     out = []
     for p in pieces:
-        low = float(p.vertices[:, 2].min())
+        low = lowest[p.id]
         if low <= COVER_HEIGHT_MM:
             continue
-        if any(float(q.vertices[:, 2].min()) < low and solid_distance(p, q) < HELD_MM for q in pieces if q.id != p.id):
+        if any(lowest[q.id] < low and solid_distance(p, q) < HELD_MM for q in pieces if q.id != p.id):
             continue
         out.append({"kind": "held", "piece": p.id, "height_mm": round(low, 1)})
     return out
+
+
+def _shifted(p: Piece, delta) -> Piece:
+    """p moved by `delta` (mm, table frame), turned as it was."""
+    return replace(p, position=tuple(map(float, p.origin + np.asarray(delta, float))))
 
 
 def _underneath(p: Piece) -> tuple[float, float]:
