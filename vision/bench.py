@@ -17,12 +17,13 @@ from zendo.bench import latency_stats
 
 
 
-def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5) -> dict:
-    """Time the pipeline on (frame, table calibration) pairs, `repeat` passes each after a warm-up."""
+def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, runtime: str = "auto") -> dict:
+    """Time the pipeline on (frame, table calibration) pairs, `repeat` passes each after a warm-up.
+    `runtime`: the detector's (vision.detect.Detector), to compare torch with the ONNX copy."""
     from .detect import DEFAULT_WEIGHTS, Detector
     from .pipeline import Pipeline
 
-    det = Detector(DEFAULT_WEIGHTS, device=device)
+    det = Detector(DEFAULT_WEIGHTS, device=device, runtime=runtime)
     det.warmup()
     rows: dict[str, list[float]] = {}
     pieces = []
@@ -41,6 +42,7 @@ def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5) 
     out = {k: latency_stats(v, 1) for k, v in rows.items()}
     out["pieces_per_frame"] = round(float(np.mean(pieces)), 1)
     out["device"] = det.device
+    out["runtime"] = det.runtime  # onnx: the ONNX copy under ONNX Runtime (CPU); torch: the .pt
     if det.device.startswith("cuda"):
         import torch
 
@@ -83,13 +85,14 @@ def _main() -> None:
     ap.add_argument("--folders", nargs="+", required=True)
     ap.add_argument("--device", default=None)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--runtime", default="auto", choices=["auto", "torch", "onnx"])
     a = ap.parse_args()
     pairs = []
     for f in a.folders:
         frame = next(iter(RenderFolderSource(f).frames()))
         cal = TableCalibration.from_dict(json.loads((Path(f) / "calibration.json").read_text()))
         pairs.append((frame, cal))
-    print(json.dumps(time_frames(pairs, device=a.device, repeat=a.repeat), indent=2))
+    print(json.dumps(time_frames(pairs, device=a.device, repeat=a.repeat, runtime=a.runtime), indent=2))
 
 
 if __name__ == "__main__":

@@ -127,26 +127,43 @@ def prepare_ultralytics() -> None:
 
 def _yolo():
     prepare_ultralytics()
-    logging.getLogger("ultralytics").setLevel(logging.WARNING)
     from ultralytics import YOLO
 
+    # after the import: its first import sets its own logger to INFO, which would print export and
+    # training chatter on stdout, where our commands write JSON
+    logging.getLogger("ultralytics").setLevel(logging.WARNING)
     return YOLO
 
 
 class Detector:
-    """A trained YOLO model (detect, pose or segment) that returns Detections."""
+    """A trained YOLO model (detect, pose or segment) that returns Detections.
+
+    On the CPU it runs the ONNX copy of the weights (`export_onnx`) through ONNX Runtime when one
+    sits beside the .pt and was exported from these very weights: the same boxes, about twice as
+    fast as torch on a 2-core CPU. A stale copy (the .pt retrained since) is ignored, never run.
+    """
 
     def __init__(self, weights: str | Path = DEFAULT_WEIGHTS, *, device: str | None = None, conf: float = 0.25,
-                 iou: float = 0.6, imgsz: int = 640):
+                 iou: float = 0.6, imgsz: int = 640, runtime: str = "auto"):
         weights = Path(weights)
         if not weights.is_file():
             raise DetectorError(f"{weights}: no detector weights (train them with `zendo train`)")
-        try:
-            self.model = _yolo()(str(weights))
-        except Exception as exc:  # a broken or foreign file
-            raise DetectorError(f"{weights}: cannot load ({exc.__class__.__name__})") from None
-        self.task = self.model.task
+        if runtime not in ("auto", "torch", "onnx"):
+            raise DetectorError(f"runtime {runtime!r}: not one of auto, torch, onnx")
         self.device = device or ("cuda:0" if _cuda() else "cpu")
+        self.runtime = "torch"
+        path = weights
+        if weights.suffix == ".onnx":
+            self.runtime = "onnx"
+        elif runtime != "torch" and self.device == "cpu" and onnx_copy(weights) is not None:
+            path, self.runtime = onnx_copy(weights), "onnx"
+        elif runtime == "onnx":
+            raise DetectorError(f"{weights}: no up-to-date ONNX copy beside it (write one with `zendo export-detector`)")
+        try:
+            self.model = _yolo()(str(path), task=_onnx_task(path) if self.runtime == "onnx" else None)
+        except Exception as exc:  # a broken or foreign file
+            raise DetectorError(f"{path}: cannot load ({exc.__class__.__name__})") from None
+        self.task = self.model.task
         self.conf = conf
         self.iou = iou
         self.imgsz = imgsz
@@ -164,6 +181,68 @@ class Detector:
 
     def warmup(self, shape=(480, 640, 3)) -> None:
         self(np.zeros(shape, np.uint8))
+
+
+# --------------------------------------------------------------------------- the ONNX copy
+
+ONNX_SOURCE_KEY = "zendo_source_sha256"
+ONNX_FRAME_HW = (480, 640)  # the D435 colour frame (facts.md); 32 divides both, so no letterboxing
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _onnx_meta(path: Path) -> dict[str, str]:
+    try:
+        import onnx
+
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - no onnx package, or a broken file: there is no usable copy
+        return {}
+    return {p.key: p.value for p in model.metadata_props}
+
+
+def _onnx_task(path: Path) -> str | None:
+    return _onnx_meta(path).get("task")
+
+
+def onnx_copy(weights: str | Path) -> Path | None:
+    """The .onnx beside `weights` when it was exported from exactly these weights and ONNX Runtime
+    is installed; otherwise None (the caller runs the .pt with torch)."""
+    weights = Path(weights)
+    path = weights.with_suffix(".onnx")
+    if not path.is_file():
+        return None
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return None
+    source = _onnx_meta(path).get(ONNX_SOURCE_KEY)
+    if source != _sha256(weights):
+        log.warning("%s: not exported from %s (stale); the detector runs the .pt with torch", path, weights.name)
+        return None
+    return path
+
+
+def export_onnx(weights: str | Path, frame_hw: tuple[int, int] = ONNX_FRAME_HW) -> Path:
+    """Write `weights` as ONNX beside it (same stem), for ONNX Runtime on the CPU, stamped with the
+    .pt's SHA-256 so a later retrain cannot be shadowed by an old copy. Static frame shape: the
+    camera's, at native scale like the .pt."""
+    import onnx
+
+    weights = Path(weights)
+    if not weights.is_file():
+        raise DetectorError(f"{weights}: no detector weights to export")
+    out = Path(_yolo()(str(weights)).export(format="onnx", imgsz=list(frame_hw), simplify=False, dynamic=False,
+                                            opset=17, device="cpu", verbose=False))
+    model = onnx.load(str(out))
+    meta = model.metadata_props.add()
+    meta.key, meta.value = ONNX_SOURCE_KEY, _sha256(weights)
+    onnx.save(model, str(out))
+    return out
 
 
 def _cuda() -> bool:

@@ -1,0 +1,77 @@
+"""The detector's ONNX copy: what the CPU runs, the same boxes as the weights it came from, and
+never a copy of other weights."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from tests.perception_helpers import render_table
+from vision.detect import DEFAULT_WEIGHTS, ONNX_SOURCE_KEY, Detector, DetectorError, onnx_copy
+from zendo.build import Spec, flat, tower, upright
+from zendo.cli import main
+
+
+@pytest.fixture(scope="module")
+def frame_rgb():
+    pieces = [upright(Spec("a", "red", "large"), (-60, 20), 10), flat(Spec("b", "blue", "medium"), (0, -40), 30),
+              upright(Spec("c", "yellow", "small"), (60, 30), 0), flat(Spec("d", "green", "large"), (40, -50), 200)]
+    pieces += tower([Spec("e", "black", "large"), Spec("f", "red", "small")], (-40, -60), 20)
+    r, _, _ = render_table(pieces, seed=11)
+    return r.color
+
+
+def _restamp(path, value: str) -> None:
+    import onnx
+
+    model = onnx.load(str(path))
+    for p in model.metadata_props:
+        if p.key == ONNX_SOURCE_KEY:
+            p.value = value
+    onnx.save(model, str(path))
+
+
+def test_the_committed_weights_have_an_up_to_date_onnx_copy_and_the_cpu_runs_it():
+    assert onnx_copy(DEFAULT_WEIGHTS) == DEFAULT_WEIGHTS.with_suffix(".onnx")
+    assert Detector(device="cpu").runtime == "onnx"
+
+
+def test_the_onnx_copy_finds_the_same_boxes_as_the_weights(frame_rgb):
+    torch_det = Detector(device="cpu", runtime="torch")(frame_rgb)
+    onnx_det = Detector(device="cpu", runtime="onnx")(frame_rgb)
+    assert len(torch_det) >= 4
+    assert len(onnx_det) == len(torch_det)
+    order_t, order_o = np.argsort(torch_det.xyxy[:, 0]), np.argsort(onnx_det.xyxy[:, 0])
+    assert (torch_det.class_id[order_t] == onnx_det.class_id[order_o]).all()
+    assert np.abs(torch_det.xyxy[order_t] - onnx_det.xyxy[order_o]).max() < 0.05
+    assert np.abs(torch_det.confidence[order_t] - onnx_det.confidence[order_o]).max() < 1e-3
+
+
+def test_a_copy_exported_from_other_weights_is_never_run(tmp_path):
+    shutil.copyfile(DEFAULT_WEIGHTS, tmp_path / "w.pt")
+    shutil.copyfile(DEFAULT_WEIGHTS.with_suffix(".onnx"), tmp_path / "w.onnx")
+    assert Detector(tmp_path / "w.pt", device="cpu").runtime == "onnx"
+    _restamp(tmp_path / "w.onnx", "0" * 64)  # as if w.pt had been retrained since
+    assert onnx_copy(tmp_path / "w.pt") is None
+    assert Detector(tmp_path / "w.pt", device="cpu").runtime == "torch"
+    with pytest.raises(DetectorError, match="no up-to-date ONNX copy"):
+        Detector(tmp_path / "w.pt", device="cpu", runtime="onnx")
+
+
+def test_export_detector_writes_a_copy_stamped_with_its_weights(tmp_path):
+    shutil.copyfile(DEFAULT_WEIGHTS, tmp_path / "w.pt")
+    res = CliRunner().invoke(main, ["export-detector", "--weights", str(tmp_path / "w.pt")])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output.strip().splitlines()[-1]) == {"onnx": str(tmp_path / "w.onnx")}
+    assert res.output.count("\n") == 1  # only the JSON line: Ultralytics' export chatter stays off stdout
+    assert onnx_copy(tmp_path / "w.pt") == tmp_path / "w.onnx"
+
+
+def test_exporting_missing_weights_is_one_line(tmp_path):
+    res = CliRunner().invoke(main, ["export-detector", "--weights", str(tmp_path / "none.pt")])
+    assert res.exit_code != 0
+    assert "none.pt: no detector weights to export" in res.output
+    assert "Traceback" not in res.output
