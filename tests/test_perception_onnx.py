@@ -75,3 +75,19 @@ def test_exporting_missing_weights_is_one_line(tmp_path):
     assert res.exit_code != 0
     assert "none.pt: no detector weights to export" in res.output
     assert "Traceback" not in res.output
+
+
+def test_the_crop_nets_read_the_same_under_onnx_runtime_as_under_torch(frame_rgb):
+    """The classifier and the orientation net run as ONNX on the CPU (nets.OnnxRunner), made from
+    the loaded modules: the same probabilities as the modules themselves, crop for crop."""
+    from vision.classify import CHANNELS, CROP_PX, N_CLASSES, N_ORIENTATIONS, load_classifier, to_tensor
+    from vision.nets import OnnxRunner, softmax
+
+    clf = load_classifier(None)
+    assert isinstance(clf._runner(clf.net), OnnxRunner) and isinstance(clf._runner(clf.orient_net), OnnxRunner)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (7, CHANNELS, CROP_PX, CROP_PX), dtype=np.uint8)
+    x[:, :3, 8:40, 8:40] = frame_rgb[200:232, 300:332].transpose(2, 0, 1)
+    assert np.abs(clf.probabilities(x) - softmax(clf.net, to_tensor(x), N_CLASSES)).max() < 1e-4
+    assert np.abs(clf.orientations(x) - softmax(clf.orient_net, to_tensor(x), N_ORIENTATIONS)).max() < 1e-4
+    assert clf.probabilities(x[:0]).shape == (0, N_CLASSES)

@@ -28,7 +28,7 @@ import numpy as np
 from .classes import CLASS_ID, PYRAMID_CLASSES
 from .colors import DEFAULT_COLOR_MODEL, ColorModelError, ColorReader
 from .detect import MODELS_DIR, Detections
-from .nets import confusions, load_net, pct, softmax
+from .nets import confusions, cpu_runner, load_net, pct, softmax
 
 log = logging.getLogger(__name__)
 
@@ -176,15 +176,24 @@ class PieceClassifier:
             self.colors = ColorReader(colors) if colors else None
         except ColorModelError as exc:
             raise ClassifierError(str(exc)) from None
+        sample = np.zeros((1, CHANNELS, CROP_PX, CROP_PX), np.float32)
+        self._runners = {id(n): (n, cpu_runner(n, sample)) for n in (self.net, self.orient_net) if n is not None}
+
+    def _runner(self, net):
+        """What runs `net` on a frame's crops: the nets.cpu_runner made at load time for the nets
+        loaded from weights (`_net`, whose graph holds for any batch), `net` itself for any other
+        (a net put in place later runs on torch)."""
+        got = getattr(self, "_runners", {}).get(id(net))
+        return got[1] if got is not None and got[0] is net else net
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
-        return softmax(self.net, to_tensor(x), N_CLASSES)
+        return softmax(self._runner(self.net), to_tensor(x), N_CLASSES)
 
     def orientations(self, x: np.ndarray) -> np.ndarray:
         """p(upright, flat, weird) per crop; needs an orientation net (`orient_net`)."""
         if self.orient_net is None:
             raise ClassifierError("no orientation net loaded (models/zendo-orient.pt)")
-        return softmax(self.orient_net, to_tensor(x), N_ORIENTATIONS)
+        return softmax(self._runner(self.orient_net), to_tensor(x), N_ORIENTATIONS)
 
     def verdicts(self, frame, table, detections: Detections, heights=None) -> list[Verdict | None]:
         """One verdict per pyramid detection, and per "stone" that stands too tall to be one (a

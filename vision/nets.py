@@ -7,12 +7,14 @@ with the same percentages and confusion counts.
 """
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+log = logging.getLogger(__name__)
 
 def load_net(weights: Path, build: Callable, missing: str, error: type[Exception]):
     """The net `build()` makes, with the saved weights, in eval mode; else `error` in one line:
@@ -28,6 +30,43 @@ def load_net(weights: Path, build: Callable, missing: str, error: type[Exception
     except Exception as exc:  # a broken or foreign file
         raise error(f"{weights}: cannot load ({exc.__class__.__name__})") from None
     return net.eval()
+
+
+class OnnxRunner:
+    """A loaded net run by ONNX Runtime on the CPU, exported in memory from the module itself, so
+    there is no second file to go stale. Why: on the classifier's batches of a dozen 48 x 48 crops
+    it is twice torch's speed on a 2-core CPU (12 against 25 ms a batch), and the pipeline reads
+    every frame twice (class, orientation). Called like the module: a tensor in, logits out."""
+
+    def __init__(self, net, sample: np.ndarray):
+        import io
+        import warnings
+
+        import onnxruntime
+        import torch
+
+        buf = io.BytesIO()
+        with warnings.catch_warnings(), torch.inference_mode():
+            warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notes
+            torch.onnx.export(net, (torch.as_tensor(sample),), buf, input_names=["x"], output_names=["y"],
+                              dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=17, dynamo=False)
+        self.session = onnxruntime.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+
+    def __call__(self, x):
+        import torch
+
+        x = np.ascontiguousarray(torch.as_tensor(x).numpy(), np.float32)
+        return torch.from_numpy(self.session.run(None, {"x": x})[0])
+
+
+def cpu_runner(net, sample: np.ndarray):
+    """`OnnxRunner(net)` where ONNX Runtime and the exporter work; the torch module itself where
+    they do not (an install without them, a torch whose legacy exporter is gone): same logits."""
+    try:
+        return OnnxRunner(net, sample)
+    except Exception as exc:  # noqa: BLE001 - any failure leaves the torch path, which always works
+        log.info("small nets run on torch (%s)", exc.__class__.__name__)
+        return net
 
 
 def softmax(net, x, n_out: int) -> np.ndarray:
