@@ -153,10 +153,11 @@ class Detector:
         self.device = device or ("cuda:0" if _cuda() else "cpu")
         self.runtime = "torch"
         path = weights
+        copy = onnx_copy(weights) if runtime != "torch" and self.device == "cpu" and weights.suffix == ".pt" else None
         if weights.suffix == ".onnx":
             self.runtime = "onnx"
-        elif runtime != "torch" and self.device == "cpu" and onnx_copy(weights) is not None:
-            path, self.runtime = onnx_copy(weights), "onnx"
+        elif copy is not None:
+            path, self.runtime = copy, "onnx"
         elif runtime == "onnx":
             raise DetectorError(f"{weights}: no up-to-date ONNX copy beside it (write one with `zendo export-detector`)")
         try:
@@ -168,8 +169,11 @@ class Detector:
         self.iou = iou
         self.imgsz = imgsz
         self.weights = weights
+        self.direct = OnnxFrames(path) if self.runtime == "onnx" and self.task == "detect" else None
 
     def __call__(self, rgb: np.ndarray) -> Detections:
+        if self.direct is not None and rgb.shape[:2] == self.direct.frame_hw:
+            return self.direct(rgb, self.conf, self.iou)
         # Ultralytics takes numpy images as BGR (OpenCV order)
         try:
             res = self.model.predict(rgb[..., ::-1], imgsz=self.imgsz, conf=self.conf, iou=self.iou,
@@ -187,6 +191,37 @@ class Detector:
 
 ONNX_SOURCE_KEY = "zendo_source_sha256"
 ONNX_FRAME_HW = (480, 640)  # the D435 colour frame (facts.md); 32 divides both, so no letterboxing
+
+
+class OnnxFrames:
+    """The ONNX copy run by ONNX Runtime on a camera frame of its own shape, then Ultralytics' NMS:
+    the boxes `YOLO.predict` gives (no letterbox is needed at that shape), without its per-call
+    set-up. Why not through Ultralytics: it cannot pass session options, and ONNX Runtime's worker
+    threads otherwise spin after each run, taking the second core from the numpy stages that follow
+    (the classifier's nets ran 11 ms alone and 66 ms just after a detection)."""
+
+    def __init__(self, path: Path):
+        import onnxruntime
+
+        opts = onnxruntime.SessionOptions()
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = onnxruntime.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        inp = self.session.get_inputs()[0]
+        self.input = inp.name
+        self.frame_hw = tuple(int(v) for v in inp.shape[2:4])
+
+    def __call__(self, rgb: np.ndarray, conf: float, iou: float) -> Detections:
+        import torch
+        from ultralytics.utils.nms import non_max_suppression
+
+        x = np.ascontiguousarray(rgb.transpose(2, 0, 1)[None], np.float32) / 255.0
+        raw = torch.from_numpy(self.session.run(None, {self.input: x})[0])
+        p = non_max_suppression(raw, conf, iou, agnostic=True, max_det=300)[0].numpy()
+        if len(p) == 0:
+            return Detections.empty()
+        h, w = self.frame_hw
+        xyxy = np.clip(p[:, :4], 0, [w, h, w, h]).astype(np.float32)
+        return Detections(xyxy, p[:, 5].astype(np.int64), p[:, 4].astype(np.float32))
 
 
 def _sha256(path: Path) -> str:

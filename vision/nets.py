@@ -50,7 +50,9 @@ class OnnxRunner:
             warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notes
             torch.onnx.export(net, (torch.as_tensor(sample),), buf, input_names=["x"], output_names=["y"],
                               dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=17, dynamo=False)
-        self.session = onnxruntime.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+        opts = onnxruntime.SessionOptions()
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # see detect.OnnxFrames
+        self.session = onnxruntime.InferenceSession(buf.getvalue(), opts, providers=["CPUExecutionProvider"])
 
     def __call__(self, x):
         import torch
