@@ -91,3 +91,17 @@ def test_the_crop_nets_read_the_same_under_onnx_runtime_as_under_torch(frame_rgb
     assert np.abs(clf.probabilities(x) - softmax(clf.net, to_tensor(x), N_CLASSES)).max() < 1e-4
     assert np.abs(clf.orientations(x) - softmax(clf.orient_net, to_tensor(x), N_ORIENTATIONS)).max() < 1e-4
     assert clf.probabilities(x[:0]).shape == (0, N_CLASSES)
+
+
+def test_zendo_train_writes_the_onnx_copy_beside_the_weights(tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(main, ["train-data", "--out", str(tmp_path / "set"), "--n-train", "2", "--n-val", "1",
+                               "--seed", "5", "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["train", "--data", str(tmp_path / "set"), "--epochs", "1", "--imgsz", "160",
+                               "--batch", "2", "--device", "cpu", "--out", str(tmp_path / "w.pt"),
+                               "--project", str(tmp_path / "runs")])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output.strip().splitlines()[-1]) == {"onnx": str(tmp_path / "w.onnx")}
+    assert onnx_copy(tmp_path / "w.pt") == tmp_path / "w.onnx"
+    assert Detector(tmp_path / "w.pt", device="cpu").runtime == "onnx"
