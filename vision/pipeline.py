@@ -27,7 +27,7 @@ from .frames import Frame
 from .heading import check_headings
 from .nested import find_nested
 from .pairs import split_pairs
-from .pose import PieceFit, PoseConfig, estimate_poses
+from .pose import PieceFit, PoseConfig, drop_unseeable, estimate_poses
 from .rest import rest_pieces
 from .size_check import check_sizes
 from .towers import complete_towers
@@ -54,6 +54,7 @@ class PipelineConfig:
     nested: bool = True  # read pieces nested in lying ones through their bases (vision/nested.py)
     unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
     rest: bool = True  # pieces set down as they must lie: on the table, in towers, across tips (vision/rest.py)
+    unseeable: bool = True  # drop pieces fitted inside an upright larger one, where no camera sees (pose.drop_unseeable)
     size_check: bool = True  # depth may make a piece the classifier is torn towards a smaller size on smaller (vision/size_check.py)
     heading: bool = True  # a piece lying on the table turned to where its outline covers its colour best (vision/heading.py)
     color_check: bool = True  # read each piece's own pixels with the colour model (vision/color_check.py)
@@ -329,6 +330,9 @@ class Pipeline:
         if self.cfg.rest:
             scene, fits = rest_pieces(scene, fits)
             watch.lap("rest")
+        if self.cfg.unseeable:
+            scene, fits = drop_unseeable(scene, fits)
+            watch.lap("unseeable")
         if self.cfg.heading:
             scene, fits = check_headings(frame.color, scene, fits, heights, project)
             watch.lap("heading")

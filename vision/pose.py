@@ -42,7 +42,7 @@ import numpy as np
 
 from zendo.geometry import matrix_to_quat, rotation_between
 from zendo.pieces import PYRAMID_SIZES, outer_planes, outer_vertices
-from zendo.relations import RelationsConfig, orientation_angles
+from zendo.relations import RelationsConfig, orientation, orientation_angles
 from zendo.scene import Piece, Scene, Stone
 
 from .classes import CLASS_NAMES, PYRAMID_CLASSES
@@ -759,6 +759,39 @@ def drop_duplicates(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[Pie
         return scene, fits
     kept_fits = [fits[i] for i in sorted(kept)]
     return scene_with(scene, [f.piece for f in kept_fits], kept_fits), kept_fits
+
+
+HIDDEN_REACH_MM = 3.0  # a fit this far off centring a smaller piece in a larger one's base still puts it inside
+HIDDEN_LEVEL_MM = 4.0  # and with its base this near the larger's base: on the same table, not up in a tower
+
+
+def drop_unseeable(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFit]]:
+    """Pieces fitted where the camera could not have seen them: standing inside an upright larger
+    piece, on the table within its base. A pyramid can be covered like that (a large one set over
+    a small one), but then the larger one's walls hide it, so a piece something was seen of is not
+    there: its box was a tower's band or a neighbour, fitted in the wrong place (the tuning tables
+    had three such pieces, none of them right; the bundled recording one). In a tower the upper
+    piece's base is 10-20 mm up the lower one, and inside a lying piece a nested one shows through
+    the open base (vision/nested.py), so neither counts."""
+    rel = RelationsConfig()
+    upright = [orientation(f.piece, rel).value == "upright" for f in fits]
+    order = {name: k for k, name in enumerate(PYRAMID_SIZES)}
+    drop = set()
+    for i, fi in enumerate(fits):
+        b = fi.piece
+        for j, fj in enumerate(fits):
+            a = fj.piece
+            if j == i or j in drop or not (upright[i] and upright[j]) or order[a.size] <= order[b.size]:
+                continue
+            q = (b.origin - a.origin) @ a.matrix  # b's base centre in a's frame
+            room = PYRAMID_SIZES[a.size].half - PYRAMID_SIZES[b.size].half + HIDDEN_REACH_MM
+            if float(np.abs(q[:2]).max()) < room and abs(float(q[2])) < HIDDEN_LEVEL_MM:
+                drop.add(i)
+                break
+    if not drop:
+        return scene, fits
+    kept = [f for i, f in enumerate(fits) if i not in drop]
+    return scene_with(scene, [f.piece for f in kept], kept), kept
 
 
 def _refine(fits, point_sets, detections, depth, to_cam, intr, cfg, refit: bool = True):
