@@ -211,3 +211,38 @@ def test_train_classifier_trains_the_orientation_net_for_one_epoch(tmp_path):
 def test_missing_orientation_weights_are_one_line(tmp_path):
     with pytest.raises(ClassifierError, match="no orientation weights"):
         PieceClassifier(DEFAULT_CLASSIFIER, orientation=tmp_path / "none.pt")
+
+
+def test_train_classifier_goes_on_from_the_given_weights(tmp_path):
+    """--from starts from those weights (fine-tuning on crops of a new detector's boxes), not
+    from a fresh net: with a vanishing learning rate the convolutions stay the committed ones."""
+    import torch
+
+    from vision.classify import DEFAULT_CLASSIFIER
+    from vision.eval import write_eval_set
+
+    data = write_eval_set(tmp_path / "cls", 2, seed=424244)
+    out = tmp_path / "tuned.pt"
+    res = CliRunner().invoke(main, ["train-classifier", "--data", str(data), "--epochs", "1", "--lr", "1e-9",
+                                    "--from", str(DEFAULT_CLASSIFIER), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+
+    def convs(path):
+        state = torch.load(path, map_location="cpu", weights_only=True)["state_dict"]
+        return [v for k, v in state.items() if v.ndim == 4]
+
+    for before, after in zip(convs(DEFAULT_CLASSIFIER), convs(out)):
+        assert torch.allclose(before, after, atol=1e-5)
+
+
+def test_train_classifier_refuses_weights_it_cannot_go_on_from(tmp_path):
+    from tests.perception_helpers import broken_weights
+    from vision.classify import DEFAULT_CLASSIFIER
+
+    data = tmp_path / "none"
+    data.mkdir()
+    res = CliRunner().invoke(main, ["train-classifier", "--data", str(data), "--from", str(broken_weights(tmp_path))])
+    assert res.exit_code != 0 and "bad.pt: cannot load" in res.output and "Traceback" not in res.output
+    res = CliRunner().invoke(main, ["train-classifier", "--task", "colour", "--data", str(data),
+                                    "--from", str(DEFAULT_CLASSIFIER)])
+    assert res.exit_code != 0 and "--from: the colour model trains from scratch" in res.output

@@ -388,20 +388,23 @@ def _augment(x, rng_t, turns: bool = True):
 
 def train(x: np.ndarray, y: np.ndarray, *, epochs: int = 12, batch: int = 128, lr: float = 3e-3, seed: int = 0,
           val: tuple[np.ndarray, np.ndarray] | None = None, progress: bool = True, n_out: int = N_CLASSES,
-          turns: bool = True) -> tuple[dict, list[dict]]:
-    """Train from scratch; returns the state dict of the final epoch and a per-epoch history.
-    `n_out`, `turns`: the orientation net has three outputs and learns without quarter turns."""
+          turns: bool = True, start: dict | None = None) -> tuple[dict, list[dict]]:
+    """Train from scratch, or go on from `start` (a state dict); returns the state dict of the
+    final epoch and a per-epoch history. `n_out`, `turns`: the orientation net has three outputs
+    and learns without quarter turns."""
     with all_cores():
-        return _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns)
+        return _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns, start)
 
 
-def _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns) -> tuple[dict, list[dict]]:
+def _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns, start=None) -> tuple[dict, list[dict]]:
     import torch
     import torch.nn.functional as F
 
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
     net = _net(n_out)
+    if start is not None:
+        net.load_state_dict(start)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     steps = epochs * int(np.ceil(len(x) / batch))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(steps, 1))

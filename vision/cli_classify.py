@@ -58,13 +58,19 @@ def _task_examples(folders: list, det_conf: float, seed: int, task: str):
                    "colour: the colour of a pixel set (a tower's band), from the truth masks.")
 @click.option("--out", default=None, help="Default: models/zendo-cls.pt (class), models/zendo-orient.pt "
                                           "(orientation), models/zendo-colour.pt (colour).")
-def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, task: str, out: str | None) -> None:
+@click.option("--from", "start", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Go on from these weights (class or orientation) instead of from scratch.")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=3e-3, show_default=True,
+              help="Peak learning rate of the one-cycle schedule (class, orientation).")
+def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, task: str, out: str | None,
+                     start: str | None, lr: float) -> None:
     """Train a second-stage net on the CPU (minutes; no GPU needed): the colour x size classifier,
     the orientation net the pose fit takes as a prior, or the colour model towers read bands with."""
     from .classify import DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_ORIENTATIONS, train
     from .nets import save
 
     logging.getLogger("vision").setLevel(logging.INFO)
+    first = _start_state(start, task)  # a bad --from fails before minutes of crop cutting
     folders = _folders(roots)
     if task == "colour":
         return _train_colours(folders, roots, val_roots, epochs, seed, out)
@@ -72,13 +78,33 @@ def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, 
     x, y = _task_examples(folders, det_conf, seed, task)
     val = _task_examples(_folders(val_roots), det_conf, seed + 1, task) if val_roots else None
     if task == "class":
-        state, history = train(x, y, epochs=epochs, seed=seed, val=val)
+        state, history = train(x, y, epochs=epochs, seed=seed, val=val, lr=lr, start=first)
     else:  # which way is up in the crop is the signal: no quarter turns
-        state, history = train(x, y, epochs=epochs, seed=seed, val=val, n_out=N_ORIENTATIONS, turns=False)
+        state, history = train(x, y, epochs=epochs, seed=seed, val=val, lr=lr, start=first, n_out=N_ORIENTATIONS,
+                               turns=False)
     meta = {"task": task, "data": list(roots), "frames": len(folders), "crops": int(len(x)), "epochs": epochs, "seed": seed,
-            "det_conf": det_conf, "history": history}
+            "det_conf": det_conf, "lr": lr, "from": start, "history": history}
     save(state, out, meta)
     click.echo(json.dumps({"weights": out, **{k: meta[k] for k in ("frames", "crops")}, "last": history[-1]}))
+
+
+def _start_state(start: str | None, task: str) -> dict | None:
+    """The state dict to go on from, or a one-line error when the file is not that task's net."""
+    from pathlib import Path
+
+    from zendo.cli import UserError
+
+    from .classify import N_CLASSES, N_ORIENTATIONS, ClassifierError, _load_net
+
+    if start is None:
+        return None
+    if task == "colour":
+        raise UserError("--from: the colour model trains from scratch (a minute on a CPU)")
+    n_out, what = (N_CLASSES, "classifier") if task == "class" else (N_ORIENTATIONS, "orientation")
+    try:
+        return _load_net(Path(start), n_out, what, "zendo train-classifier").state_dict()
+    except ClassifierError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _train_colours(folders, roots, val_roots, epochs: int, seed: int, out: str | None) -> None:
