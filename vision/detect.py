@@ -257,7 +257,8 @@ def onnx_copy(weights: str | Path) -> Path | None:
         return None
     source = _onnx_meta(path).get(ONNX_SOURCE_KEY)
     if source != _sha256(weights):
-        log.warning("%s: not exported from %s (stale); the detector runs the .pt with torch", path, weights.name)
+        log.warning("%s: unreadable, or not exported from %s (stale); the detector runs the .pt with torch",
+                    path, weights.name)
         return None
     return path
 
