@@ -280,9 +280,22 @@ def _cross_into(J: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
 def gauss_newton_batch(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: PoseConfig,
                        iterations: int, trunc: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Robust point-to-plane fit of the solid pyramid for H starting poses at once (R: H x 3 x 3,
-    t: H x 3); numpy's overhead is paid once per iteration instead of once per hypothesis.
-    Returns R, t, the robust cost per pose, and the points' residuals at the fitted poses
-    (H x P, for scoring without computing them again).
+    t: H x 3). Returns R, t, the robust cost per pose, and the points' residuals at the fitted
+    poses (H x P, for scoring without computing them again). Runs compiled
+    (`vision.fitkernel`); `gauss_newton_batch_numpy` states the same arithmetic in numpy."""
+    from .fitkernel import gauss_newton_batch as kernel
+
+    n, d = _planes5(size)
+    R, t, r = kernel(n, d, outer_vertices(size), np.ascontiguousarray(R, np.float64),
+                     np.ascontiguousarray(t, np.float64), np.ascontiguousarray(pts, np.float64),
+                     float(cfg.huber_mm), float(cfg.contact_mm), int(iterations), float(trunc))
+    return R, t, _huber(np.abs(r), cfg.huber_mm), r
+
+
+def gauss_newton_batch_numpy(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: PoseConfig,
+                             iterations: int, trunc: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`gauss_newton_batch` in numpy, the reference its compiled kernel is tested against: every
+    hypothesis at once, so numpy's overhead is paid once per iteration, not per hypothesis.
 
     Residual of a point: its signed distance to the solid (largest face-plane distance).
     Jacobian w.r.t. a body-frame rotation w and a translation d: (n x q, -R n).
