@@ -54,3 +54,21 @@ def test_no_iterations_and_no_starts_give_back_what_they_were_given():
     assert np.array_equal(R, Rs) and np.array_equal(t, ts) and r.shape == (4, len(pts))
     R, t, cost, r = gauss_newton_batch("medium", Rs[:0], ts[:0], pts, CFG, 5)
     assert R.shape == (0, 3, 3) and r.shape == (0, len(pts)) and cost.shape == (0,)
+
+
+@pytest.mark.parametrize("size", ["small", "medium", "large"])
+def test_a_points_signed_distance_to_a_piece_is_its_largest_face_plane_distance(size):
+    """The compiled `signed_distances` against the numpy residual: negative inside the solid,
+    zero on its faces, the distance to the nearest face plane outside."""
+    from vision.pose import _residuals, signed_distances
+    from zendo.build import Spec, flat
+
+    piece = flat(Spec("a", "red", size), (12.0, -30.0), 35.0)
+    rng = np.random.default_rng(len(size))
+    pts = piece.origin + rng.normal(0, 20, (500, 3))
+    got = signed_distances(piece, pts)
+    want = _residuals(piece.size, piece.matrix, piece.origin, pts)[0]
+    assert np.abs(got - want).max() < 1e-9
+    assert (got < 0).any() and (got > 0).any()
+    assert signed_distances(piece, piece.vertices) == pytest.approx(np.zeros(5), abs=1e-9)
+    assert signed_distances(piece, pts[:0]).shape == (0,)

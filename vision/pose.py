@@ -184,8 +184,14 @@ def _residuals(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray):
 
 def signed_distances(piece: Piece, pts: np.ndarray) -> np.ndarray:
     """Each point's signed distance to a piece's solid (the largest of its five face-plane
-    distances; negative inside): the residual fitting minimises."""
-    return _residuals(piece.size, piece.matrix, piece.origin, pts)[0]
+    distances; negative inside): the residual fitting minimises. Compiled (vision.fitkernel):
+    the later stages ask it hundreds of times a frame."""
+    from .fitkernel import signed_distances as kernel
+
+    n, d = _planes5(piece.size)
+    pts = np.ascontiguousarray(np.reshape(pts, (-1, 3)), np.float64)
+    return kernel(n, d, np.ascontiguousarray(piece.matrix, np.float64),
+                  np.ascontiguousarray(piece.origin, np.float64), pts)
 
 
 def gauss_newton(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: PoseConfig,
