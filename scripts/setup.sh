@@ -26,5 +26,6 @@ if ! cmp -s pyproject.toml "$STAMP" || ! .venv/bin/python -c "import zendo, coal
   .venv/bin/python -m pip install -q -e ".[test]" 2>&1 | grep -v '^WARNING: Location' \
     | sed '/BuildBackendWarning: Editable installation/,/WheelFile(wheel_path/d' || true
   .venv/bin/python -c "import zendo, coal" || { echo "set-up failed: the project did not install" >&2; exit 1; }
+  .venv/bin/python -c "import vision.fitkernel as k; k.warm()"  # compile the pose fit's kernels once, now
   cp pyproject.toml "$STAMP"
 fi

@@ -14,13 +14,51 @@ from numba import njit
 
 
 @njit(cache=True)
-def _exp(wx, wy, wz):
-    """Rodrigues' formula for one rotation vector (as vision.pose._exp_batch)."""
+def _turn(R, wx, wy, wz):
+    """R times the rotation of vector w, by Rodrigues' formula (as vision.pose._exp_batch),
+    written out: matrix products would pull BLAS into the compiled code and triple its compile time."""
     a = np.sqrt(wx * wx + wy * wy + wz * wz)
     s = a if a >= 1e-12 else 1.0
     kx, ky, kz = wx / s, wy / s, wz / s
     K = np.array([[0.0, -kz, ky], [kz, 0.0, -kx], [-ky, kx, 0.0]])
-    return np.eye(3) + np.sin(a) * K + (1.0 - np.cos(a)) * (K @ K)
+    sa, ca = np.sin(a), 1.0 - np.cos(a)
+    E = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            kk = K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j]
+            E[i, j] = (1.0 if i == j else 0.0) + sa * K[i, j] + ca * kk
+    out = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = R[i, 0] * E[0, j] + R[i, 1] * E[1, j] + R[i, 2] * E[2, j]
+    return out
+
+
+@njit(cache=True)
+def _solve_spd(A, b):
+    """x with A x = b for a symmetric positive definite A (the damped normal matrix), by Cholesky:
+    a 6 x 6 system needs no LAPACK call, and compiles in a fraction of np.linalg.solve's time."""
+    m = A.shape[0]
+    L = np.zeros((m, m))
+    for i in range(m):
+        for j in range(i + 1):
+            acc = A[i, j]
+            for k in range(j):
+                acc -= L[i, k] * L[j, k]
+            L[i, j] = np.sqrt(acc) if i == j else acc / L[j, j]
+    y = np.empty(m)
+    for i in range(m):
+        acc = b[i]
+        for k in range(i):
+            acc -= L[i, k] * y[k]
+        y[i] = acc / L[i, i]
+    x = np.empty(m)
+    for i in range(m - 1, -1, -1):
+        acc = y[i]
+        for k in range(i + 1, m):
+            acc -= L[k, i] * x[k]
+        x[i] = acc / L[i, i]
+    return x
 
 
 @njit(cache=True)
@@ -81,11 +119,17 @@ def gauss_newton_batch(n, d, verts, R, t, pts, huber, contact_mm, iterations, tr
                             Hm[i, j] += wi * J[j]
             for i in range(6):
                 Hm[i, i] += 1e-3
-            steps[h] = -np.linalg.solve(Hm, g)
+            x = _solve_spd(Hm, g)
+            for j in range(6):
+                steps[h, j] = -x[j]
+        biggest = 0.0
         for h in range(H):
-            R[h] = R[h] @ _exp(steps[h, 0], steps[h, 1], steps[h, 2])
-            t[h] += steps[h, 3:]
-        if np.abs(steps).max() < 1e-4:
+            R[h] = _turn(R[h], steps[h, 0], steps[h, 1], steps[h, 2])
+            for j in range(3):
+                t[h, j] += steps[h, 3 + j]
+            for j in range(6):
+                biggest = max(biggest, abs(steps[h, j]))
+        if biggest < 1e-4:
             break
     res = np.empty((H, P))
     for h in range(H):
@@ -118,3 +162,12 @@ def signed_distances(n, d, R, t, pts):
             r = max(r, n[f, 0] * q0 + n[f, 1] * q1 + n[f, 2] * q2 - d[f])
         out[p] = r
     return out
+
+
+def warm() -> None:
+    """Compile both kernels into numba's cache now (seconds, once per machine), so a first frame
+    does not wait for it: scripts/setup.sh calls this after installing."""
+    n = np.array([[0.0, 0.0, -1.0], [1.0, 0.0, 0.5], [-1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.0, -1.0, 0.5]])
+    d, verts, pts = np.zeros(5), np.zeros((5, 3)), np.zeros((2, 3))
+    signed_distances(n, d, np.eye(3), np.zeros(3), pts)
+    gauss_newton_batch(n, d, verts, np.eye(3)[None], np.zeros((1, 3)), pts, 1.5, 1.0, 1, 0.0)
