@@ -16,6 +16,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
+
 def load_net(weights: Path, build: Callable, missing: str, error: type[Exception]):
     """The net `build()` makes, with the saved weights, in eval mode; else `error` in one line:
     "<file>: <missing>" when there is no file, "<file>: cannot load (...)" when it is not one."""
