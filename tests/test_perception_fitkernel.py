@@ -72,3 +72,23 @@ def test_a_points_signed_distance_to_a_piece_is_its_largest_face_plane_distance(
     assert (got < 0).any() and (got > 0).any()
     assert signed_distances(piece, piece.vertices) == pytest.approx(np.zeros(5), abs=1e-9)
     assert signed_distances(piece, pts[:0]).shape == (0,)
+
+
+def test_without_numba_the_fit_runs_its_numpy_statement(monkeypatch):
+    """A machine without numba (a bare GPU box) still fits, in numpy."""
+    import sys
+
+    import vision
+    import vision.pose as pose
+
+    Rs, ts, pts = points_and_starts("small", seed=11, n_starts=3)
+    want = pose.gauss_newton_batch_numpy("small", Rs, ts, pts, CFG, 5)
+    pose._kernel.cache_clear()
+    monkeypatch.setitem(sys.modules, "vision.fitkernel", None)  # import fails as if numba were missing
+    monkeypatch.delattr(vision, "fitkernel", raising=False)
+    try:
+        assert pose._kernel("gauss_newton_batch") is None
+        got = pose.gauss_newton_batch("small", Rs, ts, pts, CFG, 5)
+        assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    finally:
+        pose._kernel.cache_clear()

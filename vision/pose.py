@@ -182,12 +182,24 @@ def _residuals(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray):
     return sd[np.arange(len(pts)), k], n[k], q
 
 
+@cache
+def _kernel(name: str):
+    """A compiled kernel of vision.fitkernel, or None where numba is not installed."""
+    try:
+        from . import fitkernel
+    except ImportError:
+        log.warning("numba is not installed: the pose fit runs in numpy, about five times slower")
+        return None
+    return getattr(fitkernel, name)
+
+
 def signed_distances(piece: Piece, pts: np.ndarray) -> np.ndarray:
     """Each point's signed distance to a piece's solid (the largest of its five face-plane
     distances; negative inside): the residual fitting minimises. Compiled (vision.fitkernel):
     the later stages ask it hundreds of times a frame."""
-    from .fitkernel import signed_distances as kernel
-
+    kernel = _kernel("signed_distances")
+    if kernel is None:
+        return _residuals(piece.size, piece.matrix, piece.origin, pts)[0]
     n, d = _planes5(piece.size)
     pts = np.ascontiguousarray(np.reshape(pts, (-1, 3)), np.float64)
     return kernel(n, d, np.ascontiguousarray(piece.matrix, np.float64),
@@ -288,9 +300,11 @@ def gauss_newton_batch(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray,
     """Robust point-to-plane fit of the solid pyramid for H starting poses at once (R: H x 3 x 3,
     t: H x 3). Returns R, t, the robust cost per pose, and the points' residuals at the fitted
     poses (H x P, for scoring without computing them again). Runs compiled
-    (`vision.fitkernel`); `gauss_newton_batch_numpy` states the same arithmetic in numpy."""
-    from .fitkernel import gauss_newton_batch as kernel
-
+    (`vision.fitkernel`); `gauss_newton_batch_numpy` states the same arithmetic in numpy, and
+    runs where numba is not installed (a bare GPU box), five times slower."""
+    kernel = _kernel("gauss_newton_batch")
+    if kernel is None:
+        return gauss_newton_batch_numpy(size, R, t, pts, cfg, iterations, trunc)
     n, d = _planes5(size)
     R, t, r = kernel(n, d, outer_vertices(size), np.ascontiguousarray(R, np.float64),
                      np.ascontiguousarray(t, np.float64), np.ascontiguousarray(pts, np.float64),
