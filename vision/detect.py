@@ -161,15 +161,17 @@ class Detector:
         elif runtime == "onnx":
             raise DetectorError(f"{weights}: no up-to-date ONNX copy beside it (write one with `zendo export-detector`)")
         try:
-            self.model = _yolo()(str(path), task=_onnx_task(path) if self.runtime == "onnx" else None)
+            self.direct = OnnxFrames(path) if self.runtime == "onnx" else None
+            self.model = _yolo()(str(path), task=self.direct.task if self.direct is not None else None)
         except Exception as exc:  # a broken or foreign file
             raise DetectorError(f"{path}: cannot load ({exc.__class__.__name__})") from None
         self.task = self.model.task
+        if self.task != "detect":
+            self.direct = None  # keypoints and masks: Ultralytics' own post-processing
         self.conf = conf
         self.iou = iou
         self.imgsz = imgsz
         self.weights = weights
-        self.direct = OnnxFrames(path) if self.runtime == "onnx" and self.task == "detect" else None
 
     def __call__(self, rgb: np.ndarray) -> Detections:
         if self.direct is not None and rgb.shape[:2] == self.direct.frame_hw:
@@ -197,18 +199,16 @@ class OnnxFrames:
     """The ONNX copy run by ONNX Runtime on a camera frame of its own shape, then Ultralytics' NMS:
     the boxes `YOLO.predict` gives (no letterbox is needed at that shape), without its per-call
     set-up. Why not through Ultralytics: it cannot pass session options, and ONNX Runtime's worker
-    threads otherwise spin after each run, taking the second core from the numpy stages that follow
-    (the classifier's nets ran 11 ms alone and 66 ms just after a detection)."""
+    threads otherwise spin after each run (vision.nets.cpu_session)."""
 
     def __init__(self, path: Path):
-        import onnxruntime
+        from .nets import cpu_session
 
-        opts = onnxruntime.SessionOptions()
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = onnxruntime.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(str(path))
         inp = self.session.get_inputs()[0]
         self.input = inp.name
         self.frame_hw = tuple(int(v) for v in inp.shape[2:4])
+        self.task = self.session.get_modelmeta().custom_metadata_map.get("task")  # Ultralytics' export metadata
 
     def __call__(self, rgb: np.ndarray, conf: float, iou: float) -> Detections:
         import torch
@@ -238,10 +238,6 @@ def _onnx_meta(path: Path) -> dict[str, str]:
     except Exception:  # noqa: BLE001 - no onnx package, or a broken file: there is no usable copy
         return {}
     return {p.key: p.value for p in model.metadata_props}
-
-
-def _onnx_task(path: Path) -> str | None:
-    return _onnx_meta(path).get("task")
 
 
 def onnx_copy(weights: str | Path) -> Path | None:

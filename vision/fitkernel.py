@@ -62,6 +62,25 @@ def _solve_spd(A, b):
 
 
 @njit(cache=True)
+def signed_distances(n, d, R, t, pts):
+    """Each point's signed distance to the solid with face normals n (5, 3) and offsets d (5,)
+    at pose R, t: the largest face-plane distance, negative inside (as vision.pose._residuals).
+    The stages after the fit ask this a few hundred times a frame, of small point sets."""
+    P = pts.shape[0]
+    out = np.empty(P)
+    for p in range(P):
+        dx, dy, dz = pts[p, 0] - t[0], pts[p, 1] - t[1], pts[p, 2] - t[2]
+        q0 = dx * R[0, 0] + dy * R[1, 0] + dz * R[2, 0]
+        q1 = dx * R[0, 1] + dy * R[1, 1] + dz * R[2, 1]
+        q2 = dx * R[0, 2] + dy * R[1, 2] + dz * R[2, 2]
+        r = n[0, 0] * q0 + n[0, 1] * q1 + n[0, 2] * q2 - d[0]
+        for f in range(1, 5):
+            r = max(r, n[f, 0] * q0 + n[f, 1] * q1 + n[f, 2] * q2 - d[f])
+        out[p] = r
+    return out
+
+
+@njit(cache=True)
 def gauss_newton_batch(n, d, verts, R, t, pts, huber, contact_mm, iterations, trunc):
     """R (H, 3, 3), t (H, 3) fitted to pts (P, 3) for the solid with face normals n (5, 3) and
     offsets d (5,); returns R, t and the residuals (H, P) at the fitted poses."""
@@ -133,35 +152,9 @@ def gauss_newton_batch(n, d, verts, R, t, pts, huber, contact_mm, iterations, tr
             break
     res = np.empty((H, P))
     for h in range(H):
-        Rh = R[h]
-        for p in range(P):
-            dx, dy, dz = pts[p, 0] - t[h, 0], pts[p, 1] - t[h, 1], pts[p, 2] - t[h, 2]
-            for j in range(3):
-                q[j] = dx * Rh[0, j] + dy * Rh[1, j] + dz * Rh[2, j]
-            r = n[0, 0] * q[0] + n[0, 1] * q[1] + n[0, 2] * q[2] - d[0]
-            for f in range(1, 5):
-                r = max(r, n[f, 0] * q[0] + n[f, 1] * q[1] + n[f, 2] * q[2] - d[f])
-            res[h, p] = r
+        res[h] = signed_distances(n, d, R[h], t[h], pts)
     return R, t, res
 
-
-@njit(cache=True)
-def signed_distances(n, d, R, t, pts):
-    """Each point's signed distance to the solid with face normals n (5, 3) and offsets d (5,)
-    at pose R, t: the largest face-plane distance, negative inside (as vision.pose._residuals).
-    The stages after the fit ask this a few hundred times a frame, of small point sets."""
-    P = pts.shape[0]
-    out = np.empty(P)
-    for p in range(P):
-        dx, dy, dz = pts[p, 0] - t[0], pts[p, 1] - t[1], pts[p, 2] - t[2]
-        q0 = dx * R[0, 0] + dy * R[1, 0] + dz * R[2, 0]
-        q1 = dx * R[0, 1] + dy * R[1, 1] + dz * R[2, 1]
-        q2 = dx * R[0, 2] + dy * R[1, 2] + dz * R[2, 2]
-        r = n[0, 0] * q0 + n[0, 1] * q1 + n[0, 2] * q2 - d[0]
-        for f in range(1, 5):
-            r = max(r, n[f, 0] * q0 + n[f, 1] * q1 + n[f, 2] * q2 - d[f])
-        out[p] = r
-    return out
 
 
 def warm() -> None:

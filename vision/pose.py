@@ -41,7 +41,7 @@ from functools import cache
 import numpy as np
 
 from zendo.geometry import matrix_to_quat, rotation_between
-from zendo.pieces import PYRAMID_SIZES, outer_planes, outer_vertices
+from zendo.pieces import PYRAMID_SIZES, SIZES, outer_planes, outer_vertices
 from zendo.relations import RelationsConfig, orientation, orientation_angles
 from zendo.scene import Piece, Scene, Stone
 
@@ -808,13 +808,12 @@ def drop_unseeable(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[Piec
     the open base (vision/nested.py), so neither counts."""
     rel = RelationsConfig()
     upright = [orientation(f.piece, rel).value == "upright" for f in fits]
-    order = {name: k for k, name in enumerate(PYRAMID_SIZES)}
     drop = set()
     for i, fi in enumerate(fits):
         b = fi.piece
         for j, fj in enumerate(fits):
             a = fj.piece
-            if j == i or j in drop or not (upright[i] and upright[j]) or order[a.size] <= order[b.size]:
+            if j == i or j in drop or not (upright[i] and upright[j]) or SIZES.index(a.size) <= SIZES.index(b.size):
                 continue
             q = (b.origin - a.origin) @ a.matrix  # b's base centre in a's frame
             room = PYRAMID_SIZES[a.size].half - PYRAMID_SIZES[b.size].half + HIDDEN_REACH_MM
