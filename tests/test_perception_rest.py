@@ -13,11 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.rest import REST_SNAP_DEG, SEAT_DEG, rest_on_table, rest_on_tips, rest_pieces, seat_on_tip
-from zendo.build import Spec, beside, flat, flat_across, tower, upright
+from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_towers, rest_on_table,
+                         rest_on_tips, rest_pieces, seat_on_tip)
+from zendo.build import Spec, beside, flat, flat_across, lying_tower, nested_lying, tower, upright
 from zendo.scene import Scene
 from zendo.geometry import axis_angle_quat, quat_to_matrix
-from zendo.relations import RelationsConfig, orientation
+from zendo.relations import RelationsConfig, koan_facts, orientation, stacked, touching
 
 CFG = RelationsConfig()
 
@@ -175,3 +176,126 @@ def test_resting_the_scene_stands_every_piece_of_a_tower():
     fits = [PieceFit(p, 1.0, 100, 0.0, "stacked", 0.9, 0) for p in pieces]
     scene, fits = rest_pieces(Scene(pieces, ()), fits)
     assert all(orientation(p, CFG).value == "upright" for p in scene.pieces)
+
+
+def test_resting_the_scene_sets_a_tower_down_from_the_bottom_up():
+    """The middle is set down on the bottom's tip first, then the top on the middle as set down."""
+    from vision.pose import PieceFit
+
+    a, b, c = tower([Spec("a", "red", "large"), Spec("b", "blue", "medium"), Spec("c", "green", "small")], (0, 0), 10)
+    pieces = (lifted(c, 1.5), lifted(b, 1.5), a)  # each 1.5 mm above the piece under it, the top listed first
+    fits = [PieceFit(p, 1.0, 100, 0.0, "stacked", 0.9, 0) for p in pieces]
+    scene, _ = rest_pieces(Scene(pieces, ()), fits)
+    got = {p.id: p for p in scene.pieces}
+    for built in (a, b, c):
+        assert np.linalg.norm(got[built.id].origin - built.origin) < 1e-6
+
+
+def test_resting_the_scene_lays_a_tower_on_its_side_as_one_tower():
+    from vision.pose import PieceFit
+
+    truth = lying_tower([Spec("a", "red", "large"), Spec("b", "blue", "medium")], (0.0, 0.0), 20.0)
+    fitted = laid_apart(truth, 1.0)
+    fits = [PieceFit(p, 1.0, 100, 0.0, "flat", 0.9, 0) for p in fitted]
+    scene, fits = rest_pieces(Scene(tuple(fitted), ()), fits)
+    assert stacked(scene.pieces[0], scene.pieces[1], CFG).value
+    assert [f.piece for f in fits] == list(scene.pieces)
+
+
+def lifted(piece, mm: float):
+    return piece.moved(np.eye(3), [0.0, 0.0, mm])
+
+
+@pytest.mark.parametrize("mm", [SNAP_ABOVE_MM - 0.3, 1.0, -1.5, -(SNAP_SUNK_MM - 0.3)],
+                         ids=["floating-far", "floating", "sunk", "sunk-far"])
+def test_a_tower_top_fitted_a_little_off_the_tip_it_stands_on_is_set_down_on_it(mm):
+    """A tower link allows 1 mm; a fit errs by a millimetre or two, and the top cannot float or sink."""
+    lower, upper = tower_of_two()
+    fitted = tilted(lifted(upper, mm), 5.0)
+    assert not stacked(lower, fitted, CFG).value
+    got = seat_on_tip(fitted, [lower])
+    assert np.linalg.norm(got.origin - upper.origin) < 1e-6
+    assert stacked(lower, got, CFG).value
+
+
+def test_a_tower_top_floating_a_missed_piece_s_band_above_the_tip_is_only_stood_upright():
+    """5.5 mm above: a same-size piece between them may have been missed; its height is left."""
+    lower, upper = tower_of_two()
+    fitted = tilted(lifted(upper, SNAP_ABOVE_MM + 0.5), 5.0)
+    got = seat_on_tip(fitted, [lower])
+    assert orientation(got, CFG).value == "upright"
+    assert np.linalg.norm(got.vertices.mean(axis=0) - fitted.vertices.mean(axis=0)) < 1e-6
+    assert not stacked(lower, got, CFG).value
+
+
+def test_a_tower_top_sunk_deeper_than_a_fit_errs_is_not_lifted():
+    lower, upper = tower_of_two()
+    fitted = lifted(upper, -(SNAP_SUNK_MM + 0.5))
+    assert seat_on_tip(fitted, [lower]).origin[2] == pytest.approx(fitted.origin[2])
+
+
+def test_a_tower_top_off_the_tip_across_the_table_is_not_moved_onto_it():
+    lower, upper = tower_of_two()
+    fitted = upper.moved(np.eye(3), [3.0, 0.0, 0.0])
+    got = seat_on_tip(fitted, [lower])
+    assert np.allclose(got.origin, fitted.origin)
+
+
+def laid_apart(pieces, shift_top_mm: float):
+    """Each piece of a tower on its side rested on its own face (as the rest stage lays single
+    pieces), the top slid along its axis: two fits that no longer make a tower."""
+    rested = [rest_on_table(p, max_deg=30.0) for p in pieces]
+    top = rested[-1]
+    return rested[:-1] + [top.moved(np.eye(3), top.axis * shift_top_mm)]
+
+
+@pytest.mark.parametrize("specs", [("large", "small"), ("large", "medium"), ("medium", "small", ), ("large", "medium", "small")],
+                         ids=lambda s: "-".join(s))
+@pytest.mark.parametrize("shift", [-1.0, 1.5])
+def test_a_tower_on_its_side_fitted_as_separate_lying_pieces_is_laid_as_one_tower(specs, shift):
+    colors = ("red", "blue", "green")
+    truth = lying_tower([Spec(f"p{k}", colors[k], s) for k, s in enumerate(specs)], (20.0, -10.0), 35.0)
+    fitted = laid_apart(truth, shift)
+    assert not all(stacked(a, b, CFG).value for a, b in zip(fitted, fitted[1:]))
+    got = lay_towers(fitted)
+    for a, b in zip(got, got[1:]):
+        assert stacked(a, b, CFG).value
+        assert touching(a, b, CFG, near=True).value
+    for g, t in zip(got, truth):
+        assert orientation(g, CFG).value == orientation(t, CFG).value == "flat"
+        assert float(g.vertices[:, 2].min()) > -1e-6
+        assert np.linalg.norm(g.origin - t.origin) < 1.0
+        assert float(g.axis @ t.axis) > np.cos(np.radians(2.0))
+    assert min(float(p.vertices[:, 2].min()) for p in got) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_tower_on_its_side_fitted_as_it_lies_is_left_as_it_lies():
+    truth = lying_tower([Spec("a", "red", "large"), Spec("b", "blue", "small")], (0.0, 0.0), 80.0)
+    for g, t in zip(lay_towers(truth), truth):
+        assert np.allclose(g.origin, t.origin, atol=1e-6) and np.allclose(g.matrix, t.matrix, atol=1e-6)
+
+
+def test_lying_pieces_further_from_a_tip_than_a_fit_errs_are_not_made_a_tower():
+    lower = flat(Spec("a", "red", "large"), (0.0, 0.0), 0.0)
+    # the small one just as it would rest on the tip, but LIE_LINK_MM + 1 further along the axis
+    truth = lying_tower([Spec("a", "red", "large"), Spec("b", "blue", "small")], (0.0, 0.0), 0.0)
+    apart = [rest_on_table(p, max_deg=30.0) for p in truth]
+    apart[1] = apart[1].moved(np.eye(3), apart[1].axis * (LIE_LINK_MM + 2.0))
+    assert lay_towers(apart) == apart
+    assert lay_towers([lower]) == [lower]
+
+
+def test_a_piece_lying_nested_in_a_lying_piece_is_not_made_a_tower():
+    pieces = nested_lying(Spec("a", "red", "large"), Spec("b", "blue", "small"))
+    rested = [rest_on_table(p, max_deg=30.0) for p in pieces]
+    assert lay_towers(rested) == rested
+
+
+def test_lying_pieces_pointing_apart_are_not_made_a_tower():
+    """The top's base where it would rest, but its axis 20 degrees off the bottom's: not on its tip."""
+    truth = lying_tower([Spec("a", "red", "large"), Spec("b", "blue", "small")], (0.0, 0.0), 0.0)
+    apart = [rest_on_table(p, max_deg=30.0) for p in truth]
+    R = quat_to_matrix(axis_angle_quat([0.0, 0.0, 1.0], 20.0))
+    apart[1] = apart[1].moved(R, apart[1].origin - R @ apart[1].origin)
+    assert orientation(apart[1], CFG).value == "flat"
+    assert lay_towers(apart) == apart
