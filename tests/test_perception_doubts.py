@@ -209,6 +209,52 @@ def test_only_a_poor_fit_from_a_pieces_own_points_is_a_misfit_doubt():
     assert out[0]["at"] == [0.0, 0.0]
 
 
+def test_the_weaker_of_two_pieces_whose_walls_cross_may_not_be_there():
+    """Pieces are rigid: two whose walls cross deeper than a fit errs cannot both stand as fitted,
+    and the one fewer depth points hold up is most often read from the other's."""
+    from vision.doubts import CLASH_MM, clash_doubts
+
+    strong = upright(Spec("p1", "yellow", "large"), (0, 0), 0)
+    crossing = upright(Spec("p2", "yellow", "large"), (15.0, 0), 0)  # bases 15 mm apart: walls cross
+    fits = [replace(_fit(strong), n_points=378), replace(_fit(crossing, confidence=0.62), n_points=24)]
+    from zendo.shapes import shell_distance
+
+    assert shell_distance(strong, crossing) < -CLASH_MM
+    assert clash_doubts([strong, crossing], fits) == [{"kind": "absent", "piece": "p2", "confidence": 0.62}]
+    assert clash_doubts([crossing, strong], fits[::-1]) == [{"kind": "absent", "piece": "p2", "confidence": 0.62}]
+    m = judged("it contains exactly two pieces", [strong, crossing],
+               clash_doubts([strong, crossing], fits))
+    assert m.mark == "white" and m.judgment_call
+
+
+def test_pieces_touching_nested_or_in_a_tower_do_not_clash():
+    from vision.doubts import clash_doubts
+    from zendo.build import beside
+
+    a = upright(Spec("p1", "red", "large"), (0, 0), 0)
+    touching = beside(a, Spec("p2", "blue", "large"))
+    lower, upper = tower([Spec("p3", "red", "large"), Spec("p4", "blue", "large")], (100, 0), 0)
+    outer, inner = tower([Spec("p5", "red", "small"), Spec("p6", "blue", "large")], (-100, 0), 0)  # covers it
+    pieces = [a, touching, lower, upper, outer, inner]
+    assert clash_doubts(pieces, [_fit(p) for p in pieces]) == []
+
+
+def test_a_frame_with_two_pieces_crossing_raises_one_absent_doubt_for_the_weaker():
+    from vision.detect import Detections
+    from vision.doubts import frame_doubts
+
+    strong = upright(Spec("p1", "yellow", "large"), (0, 0), 0)
+    crossing = upright(Spec("p2", "yellow", "large"), (15.0, 0), 0)
+    table = np.zeros((480, 640, 3), np.float32)
+    valid = np.ones((480, 640), bool)
+    middle = lambda pts: np.full((len(pts), 2), 300.0)
+    weak_fit = replace(_fit(crossing, confidence=0.2), n_points=24)  # weak enough for an absent doubt already
+    for fits, conf in (([replace(_fit(strong), n_points=378), replace(weak_fit, confidence=0.62)], 0.62),
+                       ([replace(_fit(strong), n_points=378), weak_fit], 0.2)):
+        out = frame_doubts(Scene((strong, crossing)), fits, Detections.empty(), None, table, valid, middle)
+        assert [d for d in out if d["kind"] == "absent"] == [{"kind": "absent", "piece": "p2", "confidence": conf}]
+
+
 # ----------------------------------------------------------------------------- edge
 
 

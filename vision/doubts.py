@@ -32,6 +32,7 @@ from zendo.doubts import covers, held, joined
 from zendo.koans import KOAN_GAP_MM
 from zendo.pieces import PYRAMID_SIZES
 from zendo.relations import RelationsConfig, orientation
+from zendo.shapes import near_pairs, shell_distance
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
@@ -139,6 +140,32 @@ def orientation_doubts(fits, detections: Detections) -> list[dict]:
 def absent_doubts(fits) -> list[dict]:
     return [{"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3)}
             for f in fits if f.confidence < ABSENT_CONF]
+
+
+CLASH_MM = 4.0  # two pieces' walls crossing this deep cannot both stand as fitted (a fit errs by 1-2 mm)
+
+
+def clash_doubts(pieces: Sequence, fits) -> list[dict]:
+    """An "absent" doubt on the less supported (fewer depth points) of two pieces whose walls cross
+    deeper than CLASH_MM, when it has none yet.
+
+    Why: pieces are rigid, so one of the two is not there as fitted, and the weaker is most often
+    a false piece read from the other's points: on the tuning tables (900000-, 920000-) 22 of 40
+    such pairs held a piece no true piece matched, 17 times the one with fewer points, and one
+    (a yellow large read twice, 24 against 378 points) made the only wrong mark there with no
+    doubt at all ("exactly two pieces" read three)."""
+    n_points = {f.piece.id: f.n_points for f in fits}
+    confidence = {f.piece.id: f.confidence for f in fits}
+    out, seen = [], set()
+    for i, j in near_pairs(list(pieces), 0.0):
+        a, b = pieces[i], pieces[j]
+        if shell_distance(a, b) > -CLASH_MM:
+            continue
+        weak = min((a, b), key=lambda p: (n_points.get(p.id, 0), p.id))
+        if weak.id not in seen:
+            seen.add(weak.id)
+            out.append({"kind": "absent", "piece": weak.id, "confidence": round(confidence.get(weak.id, 0.0), 3)})
+    return out
 
 
 def boxes_mask(boxes: np.ndarray, shape) -> np.ndarray:
@@ -328,7 +355,10 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     """Every doubt about one perceived frame, as plain dicts (zendo.doubts). `project`: table
     millimetres -> image pixels (where the picture ends, for the edge doubt); `rgb`: the colour
     image (slivers of a piece at the picture's edge)."""
-    return (class_doubts(fits, verdicts) + absent_doubts(fits) + covers(scene.pieces) + misfit_doubts(fits)
+    absent = absent_doubts(fits)
+    weak = {d["piece"] for d in absent}
+    absent += [d for d in clash_doubts(scene.pieces, fits) if d["piece"] not in weak]
+    return (class_doubts(fits, verdicts) + absent + covers(scene.pieces) + misfit_doubts(fits)
             + orientation_doubts(fits, detections)
             + missed_doubts(scene, detections, table_pts, valid, rgb) + edge_doubts(scene, project, valid.shape)
             + joined(scene.pieces) + held(scene.pieces))

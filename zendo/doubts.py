@@ -5,7 +5,8 @@ boundary (facts.py: the judgment band), perception has doubts of its own, and ea
 alternative koan:
 
 - "class": a piece might be another colour or size (the classifier's runner-up was close);
-- "absent": a piece might not be there at all (a weak detection); where the piece's presence
+- "absent": a piece might not be there at all (a weak detection, or the weaker of two pieces
+  whose walls cross: rigid pieces cannot both stand so); where the piece's presence
   moved another (a tower's lower piece found by its band lifts the upper one), the doubt
   carries that piece as it stands without it ("then");
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
