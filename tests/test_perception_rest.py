@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_towers, rest_on_table,
+from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_towers, rest_nested, rest_on_table,
                          rest_on_tips, rest_pieces, seat_on_tip)
 from zendo.build import Spec, beside, flat, flat_across, lying_tower, nested_lying, tower, upright
 from zendo.scene import Scene
 from zendo.geometry import axis_angle_quat, quat_to_matrix
-from zendo.relations import RelationsConfig, koan_facts, orientation, stacked, touching
+from zendo.relations import RelationsConfig, grounded, nested, orientation, stacked, touching
 
 CFG = RelationsConfig()
 
@@ -299,3 +299,37 @@ def test_lying_pieces_pointing_apart_are_not_made_a_tower():
     apart[1] = apart[1].moved(R, apart[1].origin - R @ apart[1].origin)
     assert orientation(apart[1], CFG).value == "flat"
     assert lay_towers(apart) == apart
+
+
+@pytest.mark.parametrize("outer, inner", [("large", "small"), ("large", "medium"), ("medium", "small")])
+def test_a_piece_nested_in_a_lying_piece_rests_on_its_lower_wall_not_on_the_table(outer, inner):
+    """The cover's wall holds it a wall's thickness up: not grounded, though within a fit's error."""
+    truth = nested_lying(Spec("a", "red", outer), Spec("b", "blue", inner), (10.0, 20.0), 40.0)
+    assert not grounded(truth[1], CFG).value and nested(truth[0], truth[1], CFG, False).value
+    set_down = [rest_on_table(p) for p in truth]  # what the table rest makes of the fit
+    assert grounded(set_down[1], CFG).value
+    got = rest_nested(set_down)
+    assert got[0] is set_down[0]
+    assert (got[1].id, got[1].color, got[1].size) == ("b", "blue", inner)
+    assert not grounded(got[1], CFG).value
+    assert np.linalg.norm(got[1].origin - truth[1].origin) < 0.2
+    assert float(got[1].axis @ truth[1].axis) > np.cos(np.radians(0.5))
+
+
+def test_resting_the_scene_keeps_a_nested_piece_off_the_table():
+    from vision.pose import PieceFit
+
+    truth = nested_lying(Spec("a", "red", "large"), Spec("b", "blue", "small"))
+    fits = [PieceFit(p, 1.0, 100, 0.0, "flat", 0.9, 0) for p in truth]
+    scene, fits = rest_pieces(Scene(tuple(truth), ()), fits)
+    assert not grounded(scene.pieces[1], CFG).value
+    assert [f.piece for f in fits] == list(scene.pieces)
+
+
+def test_a_piece_under_an_upright_cover_or_beside_a_lying_piece_stays_on_the_table():
+    cover = upright(Spec("a", "red", "large"), (0, 0), 0)
+    hidden = upright(Spec("b", "blue", "small"), (0, 0), 0)  # covered on the table
+    lying = flat(Spec("c", "red", "large"), (80, 0), 0)
+    beside_it = flat(Spec("d", "blue", "small"), (80, 40), 0)
+    pieces = [cover, hidden, lying, beside_it]
+    assert rest_nested(pieces) == pieces
