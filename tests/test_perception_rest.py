@@ -1,6 +1,7 @@
-"""Issue 6, item 3 (orientation): a piece on the table rests on its base or on a face, a piece in a
-tower stands on the tip under it, and a piece lying across two standing pieces' tips of one
-height rests level on them.
+"""Issue 6, item 3 (orientation, towers, nesting): a piece on the table rests on its base or on a
+face, a piece in a tower stands on the tip under it (set down on it), a tower on its side lies as
+one tower, a piece nested in a lying one rests on its lower wall, and a piece lying across two
+standing pieces' tips of one height rests level on them.
 
 A pyramid on a flat table stands on its base (upright) or lies on a face (flat) unless another
 piece holds it tilted, and then it leans by 20 degrees or more. A fit a few degrees off (stereo
@@ -13,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_towers, rest_nested, rest_on_table,
-                         rest_on_tips, rest_pieces, seat_on_tip)
+from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_towers, rest_nested,
+                         rest_on_table, rest_on_tips, rest_pieces, seat_on_tip)
 from zendo.build import Spec, beside, flat, flat_across, lying_tower, nested_lying, tower, upright
 from zendo.scene import Scene
 from zendo.geometry import axis_angle_quat, quat_to_matrix
@@ -249,8 +250,8 @@ def laid_apart(pieces, shift_top_mm: float):
     return rested[:-1] + [top.moved(np.eye(3), top.axis * shift_top_mm)]
 
 
-@pytest.mark.parametrize("specs", [("large", "small"), ("large", "medium"), ("medium", "small", ), ("large", "medium", "small")],
-                         ids=lambda s: "-".join(s))
+@pytest.mark.parametrize("specs", [("large", "small"), ("large", "medium"), ("medium", "small"),
+                                   ("large", "medium", "small")], ids=lambda s: "-".join(s))
 @pytest.mark.parametrize("shift", [-1.0, 1.5])
 def test_a_tower_on_its_side_fitted_as_separate_lying_pieces_is_laid_as_one_tower(specs, shift):
     colors = ("red", "blue", "green")

@@ -32,8 +32,8 @@ from zendo.doubts import covers, held, joined
 from zendo.koans import KOAN_GAP_MM
 from zendo.pieces import PYRAMID_SIZES
 from zendo.relations import RelationsConfig, orientation
-from zendo.shapes import near_pairs, shell_distance
 from zendo.scene import Scene
+from zendo.shapes import near_pairs, shell_distance
 
 from .classes import PYRAMID_CLASSES
 from .colors import TABLE_MM

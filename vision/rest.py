@@ -112,10 +112,11 @@ def rest_on_tips(piece: Piece, others: list[Piece], cfg: RelationsConfig | None 
 SEAT_DEG = 25.0  # a raised piece this close to standing, on a standing piece's tip, stands on it
 SEAT_REACH_MM = 6.0  # the tip under it lies this near its base's centre (across the table)
 SEAT_BELOW_MM = 5.0  # and no further than this below its base (above it: inside its hollow)
-# Set down onto that tip (moved, not only turned) when the tip lies this near where its hollow's apex
-# must rest (zendo.build.rest_offset). Tuning tables (900000-, 920000-), perceived pieces over a standing tip against the
-# truth: towers' tops (68) sat from 2.5 mm above to 3.3 mm sunk into the tip, up to 1.9 mm off it
-# across; tops of towers whose same-size middle piece was missed (its 5.5 mm band) floated 2.1-7.3 mm.
+# Set down onto that tip (moved, not only turned) when it lies this near where it would rest on it
+# (zendo.build.rest_offset). Tuning tables (900000-, 920000-), perceived pieces over a standing tip
+# against the truth: towers' tops (68) sat from 2.5 mm above to 3.3 mm sunk into the tip, up to 1.9
+# mm off it across; tops of towers whose same-size middle piece was missed (its 5.5 mm band) floated
+# 2.1-7.3 mm above it.
 SNAP_ABOVE_MM = 1.9  # floating higher than this, a missed piece may lie between: left where fitted
 SNAP_SUNK_MM = 3.5
 SNAP_ACROSS_MM = 2.5
@@ -129,9 +130,10 @@ def seat_on_tip(piece: Piece, others: list[Piece], cfg: RelationsConfig | None =
     shows few points, and its fit tilts by a few degrees (up to 16 on the tuning tables: then
     "weird"). Turned about the mean of its corners, as on the table. Moved only when the tip lies
     within SNAP_* of where it would rest on it: a piece standing there cannot float or sink into
-    the tip, and a tower link ("stacked") allows 1 mm, less than a fit's error (tuning tables: 53 of 103
-    true links read "not stacked", 35 of them 1-3.7 mm off). Farther up it is left, for the piece
-    under it may be the wrong one (a middle piece missed) and its height would then be wrong."""
+    the tip, and a tower link ("stacked") allows 1 mm, less than a fit's error (tuning tables: 53
+    of 103 true links read "not stacked", 35 of them 1-3.7 mm off). Farther up it is left, for the
+    piece under it may be the wrong one (a middle piece missed) and its height would then be
+    wrong."""
     if float(piece.vertices[:, 2].min()) <= REST_GROUNDED_MM:
         return piece
     side, angle = _lowest_side(piece)
@@ -252,10 +254,11 @@ def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list
 
 
 def rest_pieces(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFit]]:
-    """`rest_on_table`, then `seat_on_tip` and `rest_on_tips`, for every piece of the scene (and
-    its fit report). A tower's pieces nest deep (the top's base within the bottom's hollow), so
-    each seats on the highest standing tip under it: the bottom piece's, stood on the table, when
-    the middle one's fit is tilted."""
+    """`rest_on_table`, `lay_towers` and `rest_nested`, then `seat_on_tip` and `rest_on_tips`,
+    for every piece of the scene (and its fit report). A tower's pieces nest deep (the top's base
+    within the bottom's hollow), so each seats on the highest standing tip under it: the bottom
+    piece's, stood on the table, when the middle one's fit is tilted; they are seated from the
+    bottom up, so each is set down on the piece under it as that was set down."""
     on_table = rest_nested(lay_towers([rest_on_table(p) for p in scene.pieces]))
     seated = list(on_table)
     for k in sorted(range(len(seated)), key=lambda k: float(seated[k].origin[2])):  # bottom up: a top
