@@ -21,7 +21,6 @@ import numpy as np
 
 from zendo.doubts import DOUBT_KINDS, doubts_for, renamed
 from zendo.facts import PERCEPTION_BAND
-from zendo.pieces import solid_centroid
 from zendo.scene import Piece, Scene, scene_from_dict
 
 log = logging.getLogger(__name__)
@@ -59,10 +58,6 @@ def write_eval_set(out: str | Path, n: int, seed: int = EVAL_SEED) -> Path:
     return out
 
 
-def _centroid(p: Piece) -> np.ndarray:
-    return p.to_table(solid_centroid(p.size)[None, :])[0]
-
-
 def perceived_to_truth(perceived_cam_to_table: np.ndarray, truth_cam_to_table: np.ndarray) -> np.ndarray:
     """The 4x4 transform from the perceived table frame to the truth's (for scoring only)."""
     return np.asarray(truth_cam_to_table) @ np.linalg.inv(perceived_cam_to_table)
@@ -83,8 +78,8 @@ def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]
 
     if not pred.pieces or not truth_pieces:
         return []
-    pc = np.array([_centroid(p) for p in pred.pieces])
-    tc = np.array([_centroid(p) for p in truth_pieces])
+    pc = np.array([p.centroid for p in pred.pieces])
+    tc = np.array([p.centroid for p in truth_pieces])
     D = np.linalg.norm(pc[:, None] - tc[None], axis=2)
     # pairs beyond MATCH_MM all cost alike: minimising raw distances would pair a piece with a
     # far one (dropped below) to shorten another pair, and leave a pair within reach unmatched

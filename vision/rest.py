@@ -14,12 +14,11 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from zendo.build import lay_down, rest_offset
+from zendo.build import in_cavity, lay_down, rest_origin
 from zendo.geometry import angle_deg, rotation_between
-from zendo.pieces import PYRAMID_SIZES, outer_planes, solid_centroid
+from zendo.pieces import PYRAMID_SIZES, outer_planes
 from zendo.relations import RelationsConfig, nested, orientation
 from zendo.scene import Piece, Scene
-from zendo.shapes import shell_distance
 
 from .pose import REST_GROUNDED_MM, PieceFit, scene_with
 
@@ -148,7 +147,7 @@ def seat_on_tip(piece: Piece, others: list[Piece], cfg: RelationsConfig | None =
         return piece
     lower = max(under, key=lambda o: float(o.tip[2]))
     turned = _turned(piece, piece.axis, lower.axis)
-    off = lower.origin + lower.axis * rest_offset(lower.size, turned.size) - turned.origin  # to where it rests
+    off = rest_origin(lower, turned.size) - turned.origin  # to where it rests
     along = float(off @ lower.axis)
     across = float(np.linalg.norm(off - along * lower.axis))
     if -SNAP_ABOVE_MM <= along <= SNAP_SUNK_MM and across <= SNAP_ACROSS_MM:
@@ -178,7 +177,7 @@ def _lying_links(pieces: list[Piece], cfg: RelationsConfig) -> dict[int, int]:
             a, b = pieces[lo], pieces[up]
             if lo == up or angle_deg(a.axis, b.axis) > LIE_LINK_DEG:
                 continue
-            off = float(np.linalg.norm(a.origin + a.axis * rest_offset(a.size, b.size) - b.origin))
+            off = float(np.linalg.norm(rest_origin(a, b.size) - b.origin))
             if off <= LIE_LINK_MM:
                 near.append((off, up, lo))
     links: dict[int, int] = {}
@@ -186,10 +185,6 @@ def _lying_links(pieces: list[Piece], cfg: RelationsConfig) -> dict[int, int]:
         if up not in links and lo not in links.values() and links.get(lo) != up:  # no two-piece loop
             links[up] = lo
     return links
-
-
-def _centroid(piece: Piece) -> np.ndarray:
-    return piece.to_table(solid_centroid(piece.size)[None, :])[0]
 
 
 def lay_towers(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list[Piece]:
@@ -212,25 +207,13 @@ def lay_towers(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list[
         group = [pieces[bottom]]
         for k in chain[1:]:
             a, b = group[-1], _turned(pieces[k], pieces[k].axis, group[-1].axis)  # its own spin kept
-            group.append(b.moved(np.eye(3), a.origin + a.axis * rest_offset(a.size, b.size) - b.origin))
+            group.append(b.moved(np.eye(3), rest_origin(a, b.size) - b.origin))
         base = pieces[bottom]
-        laid = lay_down(group, [0.0, 0.0, -1.0], _centroid(base)[:2],
-                        float(np.degrees(np.arctan2(base.axis[1], base.axis[0]))))
-        slide = np.mean([_centroid(pieces[k]) - _centroid(p) for k, p in zip(chain, laid)], axis=0)
+        laid = lay_down(group, [0.0, 0.0, -1.0], base.centroid[:2], base.heading_deg)
+        slide = np.mean([pieces[k].centroid - p.centroid for k, p in zip(chain, laid)], axis=0)
         for k, p in zip(chain, laid):
             out[k] = p.moved(np.eye(3), [float(slide[0]), float(slide[1]), 0.0])
     return out
-
-
-WALL_TOUCH_MM = 0.05  # as zendo.build.nested_lying leaves it: resting on the wall
-
-
-def _on_lower_wall(cover: Piece, piece: Piece) -> Piece:
-    """`piece` coaxial in the lying `cover`'s cavity (their bases in one plane), let down onto the
-    wall under it, as zendo.build.nested_lying lays one in another."""
-    inner = replace(cover, id=piece.id, color=piece.color, size=piece.size)
-    gap = shell_distance(cover, inner)
-    return inner.moved(np.eye(3), [0.0, 0.0, -(gap - WALL_TOUCH_MM)])
 
 
 def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list[Piece]:
@@ -240,9 +223,9 @@ def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list
     not grounded; but a fit from the few points its cover leaves in view, or the nested stage's
     placement, lies within REST_GROUNDED_MM of the table, and rest_on_table set it down on it (on
     the tuning tables 35 of 44 pieces read "grounded" wrongly). Placed coaxially in the cover as
-    it was rested, let down onto the wall (`_on_lower_wall`); its own colour and size kept. Only a
-    piece that lies: one standing at a lying piece's open base can have half its volume in the
-    cavity (held-out table 910043, where it was laid in and read flat)."""
+    it was rested, let down onto the wall (`zendo.build.in_cavity`, as `nested_lying` lays one);
+    its own colour and size kept. Only a piece that lies: one standing at a lying piece's open
+    base can have half its volume in the cavity (held-out table 910043: laid in, it read flat)."""
     cfg = cfg or RelationsConfig()
     out = list(pieces)
     covers = [p for p in pieces if p.size != "small" and _lying(p, cfg)]
@@ -252,7 +235,7 @@ def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list
         for c in covers:
             if c.id != q.id and PYRAMID_SIZES[q.size].height < PYRAMID_SIZES[c.size].height \
                     and nested(c, q, cfg, same_tower=False).value:
-                out[k] = _on_lower_wall(c, q)
+                out[k] = in_cavity(c, q, [0.0, 0.0, -1.0])  # onto the wall under it
                 break
     return out
 

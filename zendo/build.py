@@ -7,14 +7,14 @@ relations engine sees" are checked against each other in one place.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 from scipy.spatial import ConvexHull
 
 from .geometry import axis_angle_quat, matrix_to_quat, quat_to_matrix, rotation_between
-from .pieces import PYRAMID_SIZES, outer_planes, solid_centroid
+from .pieces import PYRAMID_SIZES, outer_planes
 from .scene import Piece
 from .shapes import shell_distance, solid_distance
 
@@ -45,20 +45,16 @@ def upright(spec: Spec, xy=(0.0, 0.0), yaw: float = 0.0) -> Piece:
     return _piece(spec, _rz(yaw), (xy[0], xy[1], 0.0))
 
 
-def _heading_of(piece: Piece) -> float:
-    return float(np.degrees(np.arctan2(piece.axis[1], piece.axis[0])))
-
-
 def lay_down(pieces: Sequence[Piece], face_hint, xy=(0.0, 0.0), heading: float = 0.0) -> list[Piece]:
     """Lay a rigid group on the face of its convex hull nearest `face_hint` (a direction in the
     group's frame that should end up pointing down), turn it so the first piece's ray heads
     along `heading` (degrees from +x), and put the first piece's centroid over `xy`."""
     normal = _resting_face(pieces, np.asarray(face_hint, float))
     laid = _apply(pieces, rotation_between(normal, [0, 0, -1]), [0, 0, 0])
-    turn = _rz(heading - _heading_of(laid[0]))
+    turn = _rz(heading - laid[0].heading_deg)
     laid = _apply(laid, turn, [0, 0, 0])
     low = min(float(p.vertices[:, 2].min()) for p in laid)
-    c = laid[0].to_table(solid_centroid(laid[0].size)[None, :])[0]
+    c = laid[0].centroid
     return _apply(laid, np.eye(3), [xy[0] - c[0], xy[1] - c[1], -low])
 
 
@@ -68,7 +64,7 @@ def _resting_face(pieces: Sequence[Piece], hint: np.ndarray) -> np.ndarray:
     pts = np.vstack([p.vertices for p in pieces])
     hull = ConvexHull(pts)
     weights = np.array([p.dims.width**2 for p in pieces])
-    com = (np.array([p.to_table(solid_centroid(p.size)[None, :])[0] for p in pieces]) * weights[:, None]).sum(0)
+    com = (np.array([p.centroid for p in pieces]) * weights[:, None]).sum(0)
     com /= weights.sum()
     hint = hint / np.linalg.norm(hint)
     eq = hull.equations
@@ -117,11 +113,26 @@ def rest_offset(lower_size: str, upper_size: str) -> float:
     return a.height - b.inner_half * min(a.slope, b.slope)
 
 
+def rest_origin(lower: Piece, size: str) -> np.ndarray:
+    """Where a piece of `size` resting coaxially on `lower`'s tip has its base centre."""
+    return lower.origin + lower.axis * rest_offset(lower.size, size)
+
+
+NEST_TOUCH_MM = 0.05  # a piece nested in a lying one rests this far off its wall
+
+
+def in_cavity(cover: Piece, piece: Piece, down) -> Piece:
+    """`piece` coaxial in `cover`'s cavity, their bases in one plane, let down along `down` (a
+    direction in the table frame) until it rests on the wall there."""
+    inner = replace(cover, id=piece.id, color=piece.color, size=piece.size)
+    gap = shell_distance(cover, inner)
+    return inner.moved(np.eye(3), np.asarray(down, float) * (gap - NEST_TOUCH_MM))
+
+
 def cover(lower: Piece, spec: Spec) -> Piece:
     """Put `spec` over `lower`, coaxially: it rests on lower's tip (a tower) or, if it is too big
     and lower is upright on the table, on the table around it (lower is then nested inside)."""
-    offset = rest_offset(lower.size, spec.size)
-    origin = lower.origin + lower.axis * offset
+    origin = rest_origin(lower, spec.size)
     piece = _piece(spec, lower.matrix, origin)
     low = float(piece.vertices[:, 2].min())
     if low < 0:
@@ -142,18 +153,15 @@ def lying_tower(specs: Sequence[Spec], xy=(0.0, 0.0), heading: float = 0.0) -> l
     pieces = [upright(specs[0], (0, 0), 0.0)]
     for spec in specs[1:]:
         a = pieces[-1]
-        pieces.append(_piece(spec, a.matrix, a.origin + a.axis * rest_offset(a.size, spec.size)))
+        pieces.append(_piece(spec, a.matrix, rest_origin(a, spec.size)))
     return lay_down(pieces, face_normal(specs[0].size), xy, heading)
 
 
 def nested_lying(outer: Spec, inner: Spec, xy=(0.0, 0.0), heading: float = 0.0) -> list[Piece]:
     """A smaller piece lying inside a larger one that lies flat: both flat, the inner nested."""
     big = upright(outer)
-    small = upright(inner)
     down = face_normal(outer.size)
-    gap = shell_distance(big, small)
-    small = small.moved(np.eye(3), down * (gap - 0.05))
-    return lay_down([big, small], down, xy, heading)
+    return lay_down([big, in_cavity(big, upright(inner), down)], down, xy, heading)
 
 
 def beside(piece: Piece, spec: Spec, heading: float = 0.0, gap: float = 0.0) -> Piece:

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .geometry import matrix_to_quat, quat_to_matrix
-from .pieces import PIECE_COLORS, PYRAMID_SIZES, STONE_COLORS, outer_vertices
+from .pieces import PIECE_COLORS, PYRAMID_SIZES, STONE_COLORS, outer_vertices, solid_centroid
 
 FORMAT = "zendo-scene/1"
 QUAT_TOLERANCE = 1e-3
@@ -56,6 +56,16 @@ class Piece:
     @property
     def tip(self) -> np.ndarray:
         return self.vertices[4]
+
+    @property
+    def centroid(self) -> np.ndarray:
+        """The solid's centre of mass in the table frame (a quarter of the way up its axis)."""
+        return self.to_table(solid_centroid(self.size)[None, :])[0]
+
+    @property
+    def heading_deg(self) -> float:
+        """Where its axis points across the table, in degrees from +x."""
+        return float(np.degrees(np.arctan2(self.axis[1], self.axis[0])))
 
     @property
     def pips(self) -> int:

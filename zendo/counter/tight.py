@@ -48,10 +48,6 @@ def _supports(pid: str, f: KoanFacts) -> bool:
 _TOWARDS = {0.0: "right", 90.0: "top", 180.0: "left", 270.0: "bottom"}
 
 
-def _heading(p: Piece) -> float:
-    return float(np.degrees(np.arctan2(p.axis[1], p.axis[0])))
-
-
 def _centroid_xy(p: Piece) -> tuple[float, float]:
     c = p.vertices.mean(axis=0)
     return float(c[0]), float(c[1])
@@ -85,7 +81,7 @@ def geometric_edits(pieces: Sequence[Piece], f: KoanFacts, palette: Sequence[str
                 q = build.upright(spec, (p.origin[0], p.origin[1]), 0.0)
                 q = replace(q, rotation=p.rotation)
             else:
-                q = build.flat(spec, _centroid_xy(p), _heading(p))
+                q = build.flat(spec, _centroid_xy(p), p.heading_deg)
             yield _swap(pieces, i, q, f"use a {s} {p.color} pyramid in place of {_name(p)}, placed the same way")
         spec = Spec(p.id, p.color, p.size)
         if orient == "upright":
