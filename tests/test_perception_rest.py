@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_towers, rest_nested,
+from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_across, lay_towers,
+                         rest_nested,
                          rest_on_table, rest_on_tips, rest_pieces, seat_on_tip)
 from zendo.build import Spec, beside, flat, flat_across, lying_tower, nested_lying, tower, upright
 from zendo.scene import Scene
@@ -343,3 +344,105 @@ def test_a_piece_standing_at_a_lying_piece_s_open_base_is_not_laid_in_it():
     standing = upright(Spec("b", "black", "medium"), (float(cover.origin[0]) + 7.0, float(cover.origin[1])), 0.0)
     assert nested(cover, standing, CFG, False).value  # half its volume in the cavity, yet standing
     assert rest_nested([cover, standing]) == [cover, standing]
+
+
+def bridge(lower: str = "large", other: str | None = None):
+    """Two upright pieces side by side, bases 4 mm apart, and a small one lying across their tips,
+    its axis across the line between them (as players lay one, and zendo.build.flat_across)."""
+    a = upright(Spec("a", "red", lower), (30.0, -20.0), 15.0)
+    b = beside(a, Spec("b", "blue", other or lower), heading=0.0, gap=4.0)
+    return a, b, flat_across([a, b], Spec("c", "green", "small"), heading=105.0)
+
+
+def stood_up(piece, lean: float):
+    """A fit that stands the piece up where it lies, its centroid where the piece's is, leaning
+    `lean` degrees toward the lying piece's base: the points are highest there, and such a fit
+    puts its tip on them (tuning table 920055)."""
+    standing = upright(Spec(piece.id, piece.color, piece.size), (0.0, 0.0), 0.0)
+    back = -np.r_[piece.axis[:2], 0.0] / np.linalg.norm(piece.axis[:2])
+    R = quat_to_matrix(axis_angle_quat(list(np.cross([0.0, 0.0, 1.0], back)), lean))
+    leaning = standing.moved(R, np.zeros(3))
+    return leaning.moved(np.eye(3), piece.centroid - leaning.centroid)
+
+
+def rolled(piece, deg: float):
+    """The piece turned about its own axis through its centroid: lying on an edge."""
+    return tilted(piece, deg, axis=tuple(piece.axis))
+
+
+def sunk(piece, mm: float = 10.0):
+    """The piece lowered (a fit sunk between the tips, beyond what rest_on_tips takes: 920005)."""
+    return piece.moved(np.eye(3), [0.0, 0.0, -mm])
+
+
+@pytest.mark.parametrize("fit", [lambda c: stood_up(c, 12.0), lambda c: stood_up(c, 20.0),
+                                 lambda c: sunk(rolled(c, 45.0)), lambda c: sunk(rolled(c, 25.0))],
+                         ids=["stood-up-12", "stood-up-20", "on-an-edge-45", "on-an-edge-25"])
+def test_a_raised_piece_fitted_standing_or_tilted_between_two_tips_of_one_height_lies_across_them(fit):
+    a, b, c = bridge()
+    fitted = fit(c)
+    assert orientation(fitted, CFG).value != "flat" and rest_on_tips(fitted, [a, b]) is fitted
+    got = lay_across(fitted, [a, b])
+    assert (got.id, got.color, got.size) == ("c", "green", "small")
+    assert orientation(got, CFG).value == "flat" and not grounded(got, CFG).value
+    assert float(got.vertices[:, 2].min()) == pytest.approx(float(a.tip[2]), abs=1e-6)
+    assert float(got.axis @ c.axis) > np.cos(np.radians(1.0))  # pointing the way it lies, not back
+    assert np.linalg.norm(got.origin - c.origin) < 1e-6
+
+
+def test_a_piece_across_tips_of_two_heights_is_left_as_fitted():
+    a, b, c = bridge("large", "medium")
+    fitted = stood_up(c, 15.0)
+    assert lay_across(fitted, [a, b]) is fitted
+
+
+def test_a_piece_over_one_tip_or_nearer_a_tip_than_between_two_is_left_as_fitted():
+    a, b, c = bridge()
+    fitted = stood_up(c, 15.0)
+    assert lay_across(fitted, [a]) is fitted
+    toward_a = fitted.moved(np.eye(3), np.r_[(a.tip[:2] - fitted.centroid[:2]) * 0.7, 0.0])
+    assert lay_across(toward_a, [a, b]) is toward_a
+
+
+def test_a_piece_standing_on_a_tip_between_two_is_left_to_stand_there():
+    """A tower's top, tilted: it stands on the tip under its base (seat_on_tip's case)."""
+    a, b, _ = bridge()
+    top = tilted(tower([Spec("a", "red", "large"), Spec("t", "green", "small")], tuple(a.origin[:2]), 15.0)[1], 15.0)
+    assert lay_across(top, [a, b]) is top
+
+
+def test_a_piece_far_above_the_tips_or_on_the_table_is_left_as_fitted():
+    a, b, c = bridge()
+    fitted = stood_up(c, 15.0)
+    high = fitted.moved(np.eye(3), [0.0, 0.0, 20.0])
+    assert lay_across(high, [a, b]) is high
+    down = fitted.moved(np.eye(3), [0.0, 0.0, -float(fitted.vertices[:, 2].min())])
+    assert lay_across(down, [a, b]) is down
+
+
+def test_only_standing_pieces_on_the_table_hold_a_piece_across():
+    a, b, c = bridge()
+    fitted = stood_up(c, 15.0)
+    leaning = [p.moved(R, p.tip - R @ p.tip) for p in (a, b)
+               for R in [quat_to_matrix(axis_angle_quat([1.0, 0.0, 0.0], 25.0))]]
+    assert lay_across(fitted, leaning) is fitted
+    raised = [p.moved(np.eye(3), [0.0, 0.0, 10.0]) for p in (a, b)]
+    assert lay_across(fitted, raised) is fitted
+
+
+def test_a_piece_lying_level_up_there_is_left_to_rest_on_tips():
+    a, b, c = bridge()
+    assert lay_across(c, [a, b]) is c
+
+
+def test_resting_the_scene_lays_a_piece_fitted_standing_between_two_tips_across_them():
+    from vision.pose import PieceFit
+
+    a, b, c = bridge()
+    pieces = (a, b, stood_up(c, 15.0))
+    fits = [PieceFit(p, 1.0, 100, 0.0, "upright", 0.9, 0) for p in pieces]
+    scene, fits = rest_pieces(Scene(pieces, ()), fits)
+    got = {p.id: p for p in scene.pieces}
+    assert orientation(got["c"], CFG).value == "flat"
+    assert np.linalg.norm(got["c"].origin - c.origin) < 1e-6
+    assert {f.piece.id: f.piece for f in fits}["c"] is got["c"]

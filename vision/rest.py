@@ -10,11 +10,12 @@ where nothing clearly does (docs/perception.md, "Pose": resting, and off the tab
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 
 import cv2
 import numpy as np
 
-from zendo.build import in_cavity, lay_down, rest_origin
+from zendo.build import Spec, flat, flat_across, in_cavity, lay_down, rest_origin
 from zendo.geometry import angle_deg, rotation_between
 from zendo.pieces import PYRAMID_SIZES, outer_planes
 from zendo.relations import RelationsConfig, nested, orientation
@@ -155,6 +156,68 @@ def seat_on_tip(piece: Piece, others: list[Piece], cfg: RelationsConfig | None =
     return turned
 
 
+# A raised piece that stands on no tip, with its centroid this near (across the table) the midpoint of
+# two standing pieces' tips of one height (TIPS_EVEN_MM), and nearer it than either tip, this near
+# their height, lies across them. Tuning tables (900000-, 920000-): the 16 raised pieces so placed
+# all lay across two tips in truth, centroids 0.0-6.7 mm from the midpoint, 4.5 below to 7.1 mm
+# above the tips; 4 of them were fitted tilted, 18-45 degrees ("weird").
+ACROSS_REACH_MM = 10.0
+ACROSS_RISE_MM = 12.0
+ACROSS_SLACK_MM = TIP_REACH_MM  # tips may stand this much farther apart than the face's longest edge
+
+
+def lay_across(piece: Piece, others: list[Piece], cfg: RelationsConfig | None = None) -> Piece:
+    """A raised piece that neither lies nor stands on a tip, laid flat across the two standing
+    pieces' tips of one height it hovers over.
+
+    Why: up there a piece shows its top only, and a small one a few dozen points; the fit may stand
+    it up or tilt it 20-45 degrees ("weird"), and rest_on_tips levels only a piece already lying on
+    a face. Nothing holds a piece tilted in mid-air: one raised to two tips' height, between them,
+    with no tip under its base, lies across them. Laid as `zendo.build.flat_across` lays one (its
+    face's centroid over the tips' midpoint, the physical place of balance), its axis across the
+    line between the tips (where its face is widest), pointing away from the fit's highest corner:
+    the points are highest over a lying piece's base, so a fit stood up there puts its tip there."""
+    cfg = cfg or RelationsConfig()
+    if float(piece.vertices[:, 2].min()) <= REST_GROUNDED_MM or orientation(piece, cfg).value == "flat":
+        return piece
+    ups = [o for o in others if o.id != piece.id and orientation(o, cfg).value == "upright"
+           and float(o.vertices[:, 2].min()) <= REST_GROUNDED_MM]
+    base = piece.origin
+    if any(float(np.linalg.norm(o.tip[:2] - base[:2])) <= SEAT_REACH_MM for o in ups):
+        return piece  # a tip under its base: it stands on it (seat_on_tip's case)
+    span = _face_span(piece.size) + ACROSS_SLACK_MM
+    c = piece.centroid
+    best = None
+    for i, a in enumerate(ups):
+        for b in ups[i + 1:]:
+            mid = (a.tip + b.tip) / 2
+            gap = float(np.linalg.norm(a.tip[:2] - b.tip[:2]))
+            reach = float(np.linalg.norm(c[:2] - mid[:2]))
+            if (abs(float(a.tip[2] - b.tip[2])) > TIPS_EVEN_MM or gap > span or reach > ACROSS_REACH_MM
+                    or reach >= min(np.linalg.norm(c[:2] - a.tip[:2]), np.linalg.norm(c[:2] - b.tip[:2]))
+                    or abs(float(c[2] - mid[2])) > ACROSS_RISE_MM):
+                continue
+            if best is None or reach < best[0]:
+                best = (reach, a, b)
+    if best is None:
+        return piece
+    _, a, b = best
+    line = b.tip[:2] - a.tip[:2]
+    across = np.array([-line[1], line[0]]) / max(float(np.linalg.norm(line)), 1e-9)
+    top = piece.vertices[int(np.argmax(piece.vertices[:, 2]))]
+    side = -float((top[:2] - c[:2]) @ across)  # its high end up there is the lying piece's base
+    heading = float(np.degrees(np.arctan2(across[1], across[0]))) + (0.0 if side >= 0 else 180.0)
+    return flat_across([a, b], Spec(piece.id, piece.color, piece.size), heading)
+
+
+@cache
+def _face_span(size: str) -> float:
+    """The longest edge of a face: the farthest apart two tips under a lying piece can be."""
+    v = flat(Spec("span", "red", size)).vertices
+    face = v[v[:, 2] < float(v[:, 2].min()) + 1e-6]
+    return float(max(np.linalg.norm(p - q) for p in face for q in face))
+
+
 # A piece lying on the table with its hollow this near where it would rest on another lying piece's
 # tip, their axes this close, lies on it: a tower on its side. Tuning tables (900000-, 920000-),
 # lying pieces each rested on a face: 15 links of true towers 1.6-3.0 mm off, 4 more 3.1-3.4; past
@@ -250,7 +313,8 @@ def rest_pieces(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFi
     seated = list(on_table)
     for k in sorted(range(len(seated)), key=lambda k: float(seated[k].origin[2])):  # bottom up: a top
         seated[k] = seat_on_tip(seated[k], seated)  # sets down on the middle piece as it was set down
-    rested = [rest_on_tips(p, seated) for p in seated]
+    levelled = [rest_on_tips(p, seated) for p in seated]
+    rested = [lay_across(p, levelled) for p in levelled]
     if all(a is b for a, b in zip(rested, scene.pieces)):
         return scene, fits
     by_id = {p.id: p for p in rested}
