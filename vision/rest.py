@@ -185,6 +185,21 @@ def lay_across(piece: Piece, others: list[Piece], cfg: RelationsConfig | None = 
     base = piece.origin
     if any(float(np.linalg.norm(o.tip[:2] - base[:2])) <= SEAT_REACH_MM for o in ups):
         return piece  # a tip under its base: it stands on it (seat_on_tip's case)
+    pair = _tips_under(piece, ups)
+    if pair is None:
+        return piece
+    a, b = pair
+    line = b.tip[:2] - a.tip[:2]
+    across = np.array([-line[1], line[0]]) / max(float(np.linalg.norm(line)), 1e-9)
+    top = piece.vertices[int(np.argmax(piece.vertices[:, 2]))]
+    side = -float((top[:2] - piece.centroid[:2]) @ across)  # its high end up there is the lying piece's base
+    heading = float(np.degrees(np.arctan2(across[1], across[0]))) + (0.0 if side >= 0 else 180.0)
+    return flat_across([a, b], Spec(piece.id, piece.color, piece.size), heading)
+
+
+def _tips_under(piece: Piece, ups: list[Piece]) -> tuple[Piece, Piece] | None:
+    """The two standing pieces whose tips, of one height and close enough for a face to span,
+    the piece's centroid hovers between (nearest their midpoint), or None."""
     span = _face_span(piece.size) + ACROSS_SLACK_MM
     c = piece.centroid
     best = None
@@ -199,15 +214,7 @@ def lay_across(piece: Piece, others: list[Piece], cfg: RelationsConfig | None = 
                 continue
             if best is None or reach < best[0]:
                 best = (reach, a, b)
-    if best is None:
-        return piece
-    _, a, b = best
-    line = b.tip[:2] - a.tip[:2]
-    across = np.array([-line[1], line[0]]) / max(float(np.linalg.norm(line)), 1e-9)
-    top = piece.vertices[int(np.argmax(piece.vertices[:, 2]))]
-    side = -float((top[:2] - c[:2]) @ across)  # its high end up there is the lying piece's base
-    heading = float(np.degrees(np.arctan2(across[1], across[0]))) + (0.0 if side >= 0 else 180.0)
-    return flat_across([a, b], Spec(piece.id, piece.color, piece.size), heading)
+    return None if best is None else best[1:]
 
 
 @cache
@@ -304,11 +311,11 @@ def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list
 
 
 def rest_pieces(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFit]]:
-    """`rest_on_table`, `lay_towers` and `rest_nested`, then `seat_on_tip` and `rest_on_tips`,
-    for every piece of the scene (and its fit report). A tower's pieces nest deep (the top's base
-    within the bottom's hollow), so each seats on the highest standing tip under it: the bottom
-    piece's, stood on the table, when the middle one's fit is tilted; they are seated from the
-    bottom up, so each is set down on the piece under it as that was set down."""
+    """`rest_on_table`, `lay_towers` and `rest_nested`, then `seat_on_tip`, `rest_on_tips` and
+    `lay_across`, for every piece of the scene (and its fit report). A tower's pieces nest deep
+    (the top's base within the bottom's hollow), so each seats on the highest standing tip under
+    it: the bottom piece's, stood on the table, when the middle one's fit is tilted; they are
+    seated from the bottom up, so each is set down on the piece under it as that was set down."""
     on_table = rest_nested(lay_towers([rest_on_table(p) for p in scene.pieces]))
     seated = list(on_table)
     for k in sorted(range(len(seated)), key=lambda k: float(seated[k].origin[2])):  # bottom up: a top
