@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_across, lay_towers,
-                         rest_nested,
-                         rest_on_table, rest_on_tips, rest_pieces, seat_on_tip)
+                         rest_nested, rest_on_table, rest_on_tips, rest_pieces, seat_on_tip)
 from zendo.build import Spec, beside, flat, flat_across, lying_tower, nested_lying, tower, upright
 from zendo.scene import Scene
 from zendo.geometry import axis_angle_quat, quat_to_matrix

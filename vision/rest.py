@@ -10,14 +10,13 @@ where nothing clearly does (docs/perception.md, "Pose": resting, and off the tab
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
 
 import cv2
 import numpy as np
 
-from zendo.build import Spec, flat, flat_across, in_cavity, lay_down, rest_origin
+from zendo.build import Spec, flat_across, in_cavity, lay_down, rest_origin
 from zendo.geometry import angle_deg, rotation_between
-from zendo.pieces import PYRAMID_SIZES, outer_planes
+from zendo.pieces import PYRAMID_SIZES, outer_planes, outer_vertices
 from zendo.relations import RelationsConfig, nested, orientation
 from zendo.scene import Piece, Scene
 
@@ -190,10 +189,11 @@ def lay_across(piece: Piece, others: list[Piece], cfg: RelationsConfig | None = 
         return piece
     a, b = pair
     line = b.tip[:2] - a.tip[:2]
-    across = np.array([-line[1], line[0]]) / max(float(np.linalg.norm(line)), 1e-9)
+    across = np.array([-line[1], line[0]])
     top = piece.vertices[int(np.argmax(piece.vertices[:, 2]))]
-    side = -float((top[:2] - piece.centroid[:2]) @ across)  # its high end up there is the lying piece's base
-    heading = float(np.degrees(np.arctan2(across[1], across[0]))) + (0.0 if side >= 0 else 180.0)
+    if float((piece.centroid[:2] - top[:2]) @ across) < 0:  # its high end up there is the lying piece's base
+        across = -across
+    heading = float(np.degrees(np.arctan2(across[1], across[0])))
     return flat_across([a, b], Spec(piece.id, piece.color, piece.size), heading)
 
 
@@ -217,12 +217,11 @@ def _tips_under(piece: Piece, ups: list[Piece]) -> tuple[Piece, Piece] | None:
     return None if best is None else best[1:]
 
 
-@cache
 def _face_span(size: str) -> float:
-    """The longest edge of a face: the farthest apart two tips under a lying piece can be."""
-    v = flat(Spec("span", "red", size)).vertices
-    face = v[v[:, 2] < float(v[:, 2].min()) + 1e-6]
-    return float(max(np.linalg.norm(p - q) for p in face for q in face))
+    """The longest edge of a face, a side edge (base corner to tip): the farthest apart two tips
+    under a lying piece can be."""
+    v = outer_vertices(size)
+    return float(np.linalg.norm(v[4] - v[0]))
 
 
 # A piece lying on the table with its hollow this near where it would rest on another lying piece's
