@@ -147,6 +147,53 @@ def test_a_stacked_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     assert m.mark == "white" and not m.judgment_call
 
 
+def test_a_medium_or_large_piece_lying_on_the_table_may_be_the_top_of_a_tower_of_its_size_on_its_side():
+    from vision.doubts import lying_stack_doubts
+
+    pieces = [flat(Spec("p1", "blue", "medium"), (0.0, 0.0), 30.0), flat(Spec("p2", "red", "large"), (90.0, 0.0), 0.0)]
+    assert lying_stack_doubts(pieces, []) == [{"kind": "stacked", "piece": "p1", "where": "under"},
+                                              {"kind": "stacked", "piece": "p2", "where": "under"}]
+
+
+def test_a_small_piece_an_upright_piece_and_a_raised_one_are_no_tower_on_its_side():
+    from vision.doubts import lying_stack_doubts
+
+    small = flat(Spec("p1", "blue", "small"), (0.0, 0.0), 0.0)
+    standing = upright(Spec("p2", "red", "medium"), (60.0, 0.0), 0)
+    raised = flat(Spec("p3", "green", "large"), (150.0, 0.0), 0.0)
+    raised = raised.moved(np.eye(3), [0.0, 0.0, 10.0])
+    assert lying_stack_doubts([small, standing, raised], []) == []
+
+
+def test_a_lying_piece_with_a_stacked_doubt_already_gets_no_second():
+    from vision.doubts import lying_stack_doubts
+
+    lying = flat(Spec("p1", "blue", "medium"), (0.0, 0.0), 0.0)
+    assert lying_stack_doubts([lying], [{"kind": "stacked", "piece": "p1", "where": "on"}]) == []
+
+
+def test_a_frame_asks_whether_each_lying_medium_or_large_piece_is_a_tower_on_its_side_once():
+    from vision.detect import Detections
+    from vision.doubts import frame_doubts
+
+    a = flat(Spec("p1", "blue", "medium"), (0.0, 0.0), 0.0)
+    b = flat(Spec("p2", "red", "large"), (120.0, 0.0), 0.0)
+    table = np.zeros((480, 640, 3), np.float32)
+    valid = np.ones((480, 640), bool)
+    middle = lambda pts: np.full((len(pts), 2), 300.0)
+    towers = [{"kind": "stacked", "piece": "p2", "where": "on"}]  # the towers stage's own, for p2
+    out = frame_doubts(Scene((a, b)), [], Detections.empty(), None, table, valid, middle, None, towers)
+    assert [d for d in out if d["kind"] == "stacked"] == [towers[0], {"kind": "stacked", "piece": "p1", "where": "under"}]
+
+
+def test_a_lying_piece_that_may_be_a_tower_on_its_side_makes_a_size_count_a_judgment_call():
+    from vision.doubts import lying_stack_doubts
+
+    pieces = [flat(Spec("p1", "yellow", "medium"), (0.0, 0.0), 0.0)]
+    m = judged("it contains exactly one medium piece", pieces, lying_stack_doubts(pieces, []))
+    assert m.mark == "white" and m.judgment_call
+
+
 # ----------------------------------------------------------------------------- unboxed
 
 

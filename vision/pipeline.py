@@ -22,7 +22,7 @@ from .classify import PieceClassifier, load_classifier
 from .color_check import check_colors
 from .colors import FrameColors
 from .detect import Detections, Detector
-from .doubts import frame_doubts, without_repeats
+from .doubts import frame_doubts
 from .frames import Frame
 from .heading import check_headings
 from .nested import find_nested
@@ -353,7 +353,7 @@ class Pipeline:
         """The frame's scene with its doubts (vision/doubts.py, and the towers and unboxed stages')
         in its perception block."""
         pts, valid = heights
-        doubts = without_repeats(frame_doubts(scene, fits, det, verdicts, pts, valid, project, rgb) + stage_doubts)
+        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid, project, rgb, stage_doubts)
         perception = {**scene.extra.get("perception", {}), "doubts": doubts}
         return replace(scene, extra={**scene.extra, "perception": perception})
 
