@@ -67,8 +67,12 @@ def two_means(xy: np.ndarray, iterations: int = 10) -> np.ndarray:
     proj = (xy - c) @ vt[0]
     centres = np.array([xy[np.argmin(proj)], xy[np.argmax(proj)]], float)
     labels = np.zeros(len(xy), int)
+    x, y = np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
     for _ in range(iterations):
-        labels = np.argmin(np.linalg.norm(xy[:, None] - centres[None], axis=2), axis=1)
+        # the nearer centre; a tie goes to the first (argmin's rule), one pass over x and y each
+        d0 = np.sqrt((x - centres[0, 0]) ** 2 + (y - centres[0, 1]) ** 2)
+        d1 = np.sqrt((x - centres[1, 0]) ** 2 + (y - centres[1, 1]) ** 2)
+        labels = (d1 < d0).astype(int)
         if labels.min() == labels.max():
             break
         new = np.array([xy[labels == k].mean(axis=0) for k in (0, 1)])

@@ -131,12 +131,16 @@ def candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidate
                 yield Candidate("on", _at(p, top, s, new_id), base)
 
 
-def _gain(c: Candidate, others: np.ndarray, before: np.ndarray, pts: np.ndarray) -> Candidate:
+def _gain(c: Candidate, base: Piece, others: np.ndarray, with_base: np.ndarray, n_before: int,
+          pts: np.ndarray) -> Candidate:
     """The candidate with how many more points the scene explains with it than without it.
-    `others`: the points' signed distance to every near piece but the base; `before`: whether
-    the scene as fitted explains each point."""
-    after = np.abs(np.minimum(others, np.minimum(signed_distances(c.moved, pts), signed_distances(c.added, pts)))) < INLIER_MM
-    return replace(c, gain=int((after & ~before).sum()) - int((before & ~after).sum()))
+    `others`: the points' signed distance to every near piece but the base; `with_base`: to
+    those and the base as fitted (half the candidates leave the base where it is); `n_before`:
+    how many points the scene as fitted explains. Every point the scene explained and no longer
+    does is one the candidate loses, so the gain is the difference of the two counts."""
+    moved = with_base if c.moved is base else np.minimum(others, signed_distances(c.moved, pts))
+    after = np.abs(np.minimum(moved, signed_distances(c.added, pts))) < INLIER_MM
+    return replace(c, gain=int(np.count_nonzero(after)) - n_before)
 
 
 def _with_free_space(c: Candidate, base: Piece, depth_mm, to_cam, intr) -> Candidate:
@@ -152,8 +156,10 @@ def scored_candidates(base: Piece, pieces: list[Piece], pts: np.ndarray, new_id:
     """Every candidate with its point gain, best first."""
     others = union_distance([q for q in pieces if q.id != base.id
                         and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30], pts)
-    before = np.abs(np.minimum(others, signed_distances(base, pts))) < INLIER_MM
-    return sorted((_gain(c, others, before, pts) for c in candidates(base, pieces, new_id)), key=lambda c: -c.gain)
+    with_base = np.minimum(others, signed_distances(base, pts))
+    n_before = int(np.count_nonzero(np.abs(with_base) < INLIER_MM))
+    return sorted((_gain(c, base, others, with_base, n_before, pts) for c in candidates(base, pieces, new_id)),
+                  key=lambda c: -c.gain)
 
 
 def valid_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr, min_gain: int = 1) -> list[Candidate]:
@@ -244,6 +250,15 @@ def _color_tower(scored: list[Candidate], base: Piece, pieces, pts, pix, colors:
     return Addition(c, got, pixel_box(pix[band]))
 
 
+def _near_axis(X: np.ndarray, Y: np.ndarray, P: np.ndarray, origin: np.ndarray) -> np.ndarray:
+    """The indices, in order, of the points within NEAR_MM (x, y) of a piece's axis. Why the
+    square first: a frame has tens of thousands of points above the table and a piece's tower a
+    few hundred, so the distance is taken only inside the square around the axis (a frame of a
+    dozen pieces paid 13 ms for it over all the points)."""
+    idx = np.flatnonzero((np.abs(X - origin[0]) < NEAR_MM) & (np.abs(Y - origin[1]) < NEAR_MM))
+    return idx[np.linalg.norm(P[idx, :2] - origin[:2], axis=1) < NEAR_MM]
+
+
 def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,
                     table, classifier, colors: FrameColors
                     ) -> tuple[Scene, list[PieceFit], Detections, list, list[dict]]:
@@ -257,6 +272,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
     up = seen & (table_pts[..., 2] > 2.5)
     pix = np.argwhere(up)
     P = table_pts[up].astype(np.float64)
+    X, Y = np.ascontiguousarray(P[:, 0]), np.ascontiguousarray(P[:, 1])
     pieces = list(scene.pieces)
     fits = list(fits)
     verdicts = list(verdicts) if verdicts is not None else [None] * len(detections)
@@ -267,8 +283,8 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         base = pieces[i]
         if base.axis[2] < UPRIGHT_COS:
             continue
-        sel = np.linalg.norm(P[:, :2] - base.origin[:2], axis=1) < NEAR_MM
-        if sel.sum() < TOWER_GAIN_POINTS:
+        sel = _near_axis(X, Y, P, base.origin)
+        if len(sel) < TOWER_GAIN_POINTS:
             continue
         pts, px = P[sel], pix[sel]
         scored = scored_candidates(base, pieces, pts, next_piece_id(pieces))
