@@ -558,6 +558,54 @@ def test_a_koan_that_may_be_joined_to_its_neighbour_makes_a_count_mark_a_judgmen
     assert m.doubts[0]["text"] == "p1's koan stands 30 mm from p2: a piece unseen between them would make them one koan"
 
 
+def test_a_joined_doubt_carries_what_may_be_wrong_in_the_other_koan():
+    from zendo.doubts import with_their_doubts
+
+    a, b = _two_koans(30.0)
+    frame = joined([a, b]) + covers([a, b]) + [{"kind": "class", "piece": "p2", "color": "green", "size": "medium"}]
+    carried = with_their_doubts(frame)
+    mine = next(d for d in carried if d["kind"] == "joined" and d["piece"] == "p1")
+    assert [(t["kind"], t["piece"]) for t in mine["their"]] == [("covers", "p2"), ("class", "p2")]
+    assert [d for d in carried if d["kind"] != "joined"] == frame[2:]  # the others as they were
+
+
+def test_the_koans_as_one_may_also_hold_what_the_other_koan_may_hide():
+    """Blue and red read here and there, a yellow piece hidden under the red one: only the koans
+    as one with the hidden piece has all three colours."""
+    from zendo.doubts import with_their_doubts
+
+    a, b = _two_koans(30.0)
+    mine = next(d for d in with_their_doubts(joined([a, b]) + covers([a, b])) if d["piece"] == "p1")
+    alts = list(alternatives([a], mine))
+    assert [q.id for q in alts[0]] == ["p1", "p2"]  # first the koans as one, as before
+    assert {(q.color, q.size) for alt in alts[1:] for q in alt if q.id == "p2-under"} >= {("yellow", "small")}
+    rule = "it contains at least one blue piece and at least one red piece and at least one yellow piece"
+    assert judged(rule, [a], [dict(mine, their=[])]).judgment_call is False
+    m = judged(rule, [a], [mine])
+    assert m.mark == "black" and m.judgment_call
+
+
+def test_a_frames_joined_doubts_carry_the_other_koans_doubts():
+    from vision.detect import Detections
+    from vision.doubts import frame_doubts
+
+    a, b = _two_koans(30.0)
+    table = np.zeros((480, 640, 3), np.float32)
+    middle = lambda pts: np.full((len(pts), 2), 300.0)
+    out = frame_doubts(Scene((a, b)), [], Detections.empty(), None, table, np.ones((480, 640), bool), middle)
+    mine = next(d for d in out if d["kind"] == "joined" and d["piece"] == "p1")
+    assert {(t["kind"], t["piece"]) for t in mine["their"]} == {("covers", "p2")}
+
+
+def test_a_joined_doubt_renamed_names_the_other_koans_doubts_by_the_new_names_too():
+    from zendo.doubts import with_their_doubts
+
+    a, b = _two_koans(30.0)
+    mine = next(d for d in with_their_doubts(joined([a, b]) + covers([a, b])) if d["piece"] == "p1")
+    out = renamed(mine, {"p1": "A", "p2": "B"})
+    assert out["piece"] == "A" and [t["piece"] for t in out["their"]] == ["B"]
+
+
 def test_a_joined_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     a, b = _two_koans(30.0)
     d = next(d for d in joined([a, b]) if d["piece"] == "p1")

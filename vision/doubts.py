@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from zendo.doubts import covers, held, joined
+from zendo.doubts import covers, held, joined, with_their_doubts
 from zendo.koans import KOAN_GAP_MM
 from zendo.pieces import PYRAMID_SIZES
 from zendo.relations import RelationsConfig, orientation
@@ -383,4 +383,4 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         + orientation_doubts(fits, detections)
         + missed_doubts(scene, detections, table_pts, valid, rgb) + edge_doubts(scene, project, valid.shape)
         + joined(scene.pieces) + held(scene.pieces) + list(stage_doubts))
-    return doubts + lying_stack_doubts(scene.pieces, doubts)
+    return with_their_doubts(doubts + lying_stack_doubts(scene.pieces, doubts))

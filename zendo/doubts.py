@@ -84,14 +84,17 @@ def doubt_key(d: Mapping) -> tuple:
 
 def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
     """The doubt with every piece id it names put through `ids` (a frame's ids -> a tracker's,
-    or a scorer's): its own piece, the other koan's pieces a joined doubt carries, the
-    pieces an absent doubt puts back, and the two pieces a misfit doubt's piece may be."""
+    or a scorer's): its own piece, the other koan's pieces a joined doubt carries (and that
+    koan's doubts), the pieces an absent doubt puts back, and the two pieces a misfit doubt's
+    piece may be."""
     out = dict(d)
     if "piece" in out:
         out["piece"] = ids.get(out["piece"], out["piece"])
     for field in ("with", "then", "two"):
         if field in out:
             out[field] = [{**q, "id": ids.get(q["id"], q["id"])} for q in out[field]]
+    if "their" in out:
+        out["their"] = [renamed(t, ids) for t in out["their"]]
     return out
 
 
@@ -242,7 +245,10 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
                 yield list(pieces) + [q]
     elif kind == "joined":
         if doubt["piece"] in by_id:
-            yield list(pieces) + [q for q in map(piece_from_dict, doubt["with"]) if q.id not in by_id]
+            one = list(pieces) + [q for q in map(piece_from_dict, doubt["with"]) if q.id not in by_id]
+            yield one
+            for theirs in doubt.get("their", ()):  # and the one koan with what may be wrong in the other
+                yield from alternatives(one, theirs)
     elif kind in ("missed", "misfit"):
         if kind == "misfit" and doubt["piece"] not in by_id:
             return
@@ -311,6 +317,27 @@ def joined(pieces: Sequence[Piece], within_mm: float = JOIN_MM, gap_mm: float = 
               "with": [by_id[q].to_dict() for q in koans[other].piece_ids]}
              for (_, other), (d, mine) in sorted(nearest.items(), key=lambda kv: kv[0])]
     return pairs + _strings(koans, nearest, by_id)
+
+
+def with_their_doubts(doubts: Sequence[Mapping]) -> list[dict]:
+    """Each joined doubt carrying the other koans' own doubts ("their"), so that its alternatives
+    are the koans as one and, besides, the koans as one with each thing that may be wrong in the
+    others (a piece hidden under one of theirs, a colour misread there).
+
+    Why: a doubt is one alternative, and where the camera missed the piece that joins two koans,
+    the other koan's reading is as fallible as this one's. On the tuning tables 900000- the two
+    wrong marks left unflagged both needed the koans as one and one thing more in the other koan
+    (a colour it lacks, hidden or missed there); with the other koan's doubts carried, neither is."""
+    out = []
+    for d in doubts:
+        d = dict(d)
+        if d["kind"] == "joined":
+            theirs = [dict(t) for t in doubts_for(list(map(piece_from_dict, d["with"])), doubts)
+                      if t["kind"] != "joined"]
+            if theirs:
+                d["their"] = theirs
+        out.append(d)
+    return out
 
 
 def _strings(koans, nearest: dict[tuple[int, int], tuple[float, Piece]], by_id: dict[str, Piece]) -> list[dict]:
