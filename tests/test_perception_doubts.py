@@ -29,6 +29,18 @@ def judged(rule_text: str, pieces, doubts, rulings=None):
     return mark_perceived(rule, facts_of(pieces), pieces, doubts, facts_of, rulings)
 
 
+def doubts_on_a_flat_table(pieces, fits=(), stage_doubts=()) -> list[dict]:
+    """vision.doubts.frame_doubts on a frame of flat table everywhere, nothing standing, every
+    point well inside the picture: the doubts the pieces and fits raise by themselves."""
+    from vision.detect import Detections
+    from vision.doubts import frame_doubts
+
+    table = np.zeros((480, 640, 3), np.float32)
+    middle = lambda pts: np.full((len(pts), 2), 300.0)
+    return frame_doubts(Scene(tuple(pieces)), list(fits), Detections.empty(), None, table,
+                        np.ones((480, 640), bool), middle, None, stage_doubts)
+
+
 def lone(color="blue", size="medium", at=(0.0, 0.0)):
     return upright(Spec("p1", color, size), at, 0)
 
@@ -173,16 +185,10 @@ def test_a_lying_piece_with_a_stacked_doubt_already_gets_no_second():
 
 
 def test_a_frame_asks_whether_each_lying_medium_or_large_piece_is_a_tower_on_its_side_once():
-    from vision.detect import Detections
-    from vision.doubts import frame_doubts
-
     a = flat(Spec("p1", "blue", "medium"), (0.0, 0.0), 0.0)
     b = flat(Spec("p2", "red", "large"), (120.0, 0.0), 0.0)
-    table = np.zeros((480, 640, 3), np.float32)
-    valid = np.ones((480, 640), bool)
-    middle = lambda pts: np.full((len(pts), 2), 300.0)
     towers = [{"kind": "stacked", "piece": "p2", "where": "on"}]  # the towers stage's own, for p2
-    out = frame_doubts(Scene((a, b)), [], Detections.empty(), None, table, valid, middle, None, towers)
+    out = doubts_on_a_flat_table([a, b], stage_doubts=towers)
     assert [d for d in out if d["kind"] == "stacked"] == [towers[0], {"kind": "stacked", "piece": "p1", "where": "under"}]
 
 
@@ -287,18 +293,12 @@ def test_pieces_touching_nested_or_in_a_tower_do_not_clash():
 
 
 def test_a_frame_with_two_pieces_crossing_raises_one_absent_doubt_for_the_weaker():
-    from vision.detect import Detections
-    from vision.doubts import frame_doubts
-
     strong = upright(Spec("p1", "yellow", "large"), (0, 0), 0)
     crossing = upright(Spec("p2", "yellow", "large"), (15.0, 0), 0)
-    table = np.zeros((480, 640, 3), np.float32)
-    valid = np.ones((480, 640), bool)
-    middle = lambda pts: np.full((len(pts), 2), 300.0)
     weak_fit = replace(_fit(crossing, confidence=0.2), n_points=24)  # weak enough for an absent doubt already
     for fits, conf in (([replace(_fit(strong), n_points=378), replace(weak_fit, confidence=0.62)], 0.62),
                        ([replace(_fit(strong), n_points=378), weak_fit], 0.2)):
-        out = frame_doubts(Scene((strong, crossing)), fits, Detections.empty(), None, table, valid, middle)
+        out = doubts_on_a_flat_table([strong, crossing], fits)
         assert [d for d in out if d["kind"] == "absent"] == [{"kind": "absent", "piece": "p2", "confidence": conf}]
 
 
@@ -407,17 +407,10 @@ def test_a_piece_off_the_table_with_nothing_seen_under_it_may_be_held_by_an_unse
 
 
 def test_a_frame_with_a_piece_up_in_the_air_and_nothing_under_it_raises_a_held_doubt():
-    from vision.detect import Detections
-    from vision.doubts import frame_doubts
-
     lower, upper = tower([Spec("p1", "blue", "medium"), Spec("p2", "red", "medium")])
-    table = np.zeros((480, 640, 3), np.float32)  # flat table everywhere, nothing standing
-    valid = np.ones((480, 640), bool)
-    middle = lambda pts: np.full((len(pts), 2), 300.0)  # every point well inside the picture
 
     def kinds(pieces):
-        return [(d["kind"], d.get("piece")) for d in frame_doubts(Scene(tuple(pieces)), [], Detections.empty(),
-                                                                   None, table, valid, middle)]
+        return [(d["kind"], d.get("piece")) for d in doubts_on_a_flat_table(pieces)]
     assert ("held", "p2") in kinds([upper])
     assert ("held", "p2") not in kinds([lower, upper])
 
@@ -586,13 +579,8 @@ def test_the_koans_as_one_may_also_hold_what_the_other_koan_may_hide():
 
 
 def test_a_frames_joined_doubts_carry_the_other_koans_doubts():
-    from vision.detect import Detections
-    from vision.doubts import frame_doubts
-
     a, b = _two_koans(30.0)
-    table = np.zeros((480, 640, 3), np.float32)
-    middle = lambda pts: np.full((len(pts), 2), 300.0)
-    out = frame_doubts(Scene((a, b)), [], Detections.empty(), None, table, np.ones((480, 640), bool), middle)
+    out = doubts_on_a_flat_table([a, b])
     mine = next(d for d in out if d["kind"] == "joined" and d["piece"] == "p1")
     assert {(t["kind"], t["piece"]) for t in mine["their"]} == {("covers", "p2")}
 
