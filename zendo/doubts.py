@@ -27,6 +27,8 @@ alternative koan:
   camera missed between them (or a few millimetres of pose error) would make the two one koan;
   where three or more koans stand so, one chained to the next, also all of them as one
   (`"all": true`): a koan spread wide with several pieces missed reads as a string of koans.
+  Where it carries the other koans' own doubts (`"their"`, `with_their_doubts`), the koans as
+  one may also be wrong as each of those says (the same camera read them).
 - "held": a piece stands or lies off the table with nothing seen under it to hold it up, so a
   piece the camera missed does (the lower pieces of a tower of one size show a band of a few
   pixels, or none): a piece of each size and colour standing on the table under it; or the fit
