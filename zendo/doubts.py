@@ -328,8 +328,8 @@ def with_their_doubts(doubts: Sequence[Mapping]) -> list[dict]:
 
     Why: a doubt is one alternative, and where the camera missed the piece that joins two koans,
     the other koan's reading is as fallible as this one's. On the tuning tables 900000- the two
-    wrong marks left unflagged both needed the koans as one and one thing more in the other koan
-    (a colour it lacks, hidden or missed there); with the other koan's doubts carried, neither is."""
+    wrong marks left unflagged both needed the koans as one and one thing more (a colour the koan
+    lacked, hidden or missed); with the other koan's doubts carried, neither is."""
     out = []
     for d in doubts:
         d = dict(d)
