@@ -40,7 +40,8 @@ from zendo.shapes import near_pairs, shell_distance
 from .classes import PYRAMID_CLASSES
 from .colors import TABLE_MM
 from .detect import Detections
-from .pose import ON_TABLE_MM, REST_GROUNDED_MM, signed_distances
+from .pose import ON_TABLE_MM, signed_distances
+from .rest import lies_on_table
 
 CLASS_DOUBT_P = 0.05
 ABSENT_CONF = 0.35
@@ -154,8 +155,7 @@ def lying_stack_doubts(pieces: Sequence, doubts: Sequence[dict]) -> list[dict]:
     cfg = RelationsConfig()
     have = {d["piece"] for d in doubts if d["kind"] == "stacked"}
     return [{"kind": "stacked", "piece": p.id, "where": "under"} for p in pieces
-            if p.size in LYING_STACK_SIZES and p.id not in have
-            and float(p.vertices[:, 2].min()) <= REST_GROUNDED_MM and orientation(p, cfg).value == "flat"]
+            if p.size in LYING_STACK_SIZES and p.id not in have and lies_on_table(p, cfg)]
 
 
 def absent_doubts(fits) -> list[dict]:

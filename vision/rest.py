@@ -232,14 +232,15 @@ LIE_LINK_MM = 3.0
 LIE_LINK_DEG = 12.0
 
 
-def _lying(piece: Piece, cfg: RelationsConfig) -> bool:
+def lies_on_table(piece: Piece, cfg: RelationsConfig) -> bool:
+    """Flat by the rulebook's band, its lowest point within REST_GROUNDED_MM of the table."""
     return float(piece.vertices[:, 2].min()) <= REST_GROUNDED_MM and orientation(piece, cfg).value == "flat"
 
 
 def _lying_links(pieces: list[Piece], cfg: RelationsConfig) -> dict[int, int]:
     """upper index -> lower index: each lying piece on the lying piece whose tip it nearest rests
     on, within LIE_LINK_*, one upper to a lower."""
-    lying = [k for k, p in enumerate(pieces) if _lying(p, cfg)]
+    lying = [k for k, p in enumerate(pieces) if lies_on_table(p, cfg)]
     near = []
     for lo in lying:
         for up in lying:
@@ -297,7 +298,7 @@ def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list
     base can have half its volume in the cavity (held-out table 910043: laid in, it read flat)."""
     cfg = cfg or RelationsConfig()
     out = list(pieces)
-    covers = [p for p in pieces if p.size != "small" and _lying(p, cfg)]
+    covers = [p for p in pieces if p.size != "small" and lies_on_table(p, cfg)]
     for k, q in enumerate(pieces):
         if orientation(q, cfg).value != "flat":
             continue  # a piece nested in a lying one lies too
