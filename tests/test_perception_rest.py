@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_across, lay_towers,
+from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, REST_SNAP_SURE_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_across, lay_towers,
                          rest_nested, rest_on_table, rest_on_tips, rest_pieces, seat_on_tip)
 from zendo.build import Spec, beside, flat, flat_across, lying_tower, nested_lying, tower, upright
 from zendo.scene import Scene
@@ -46,6 +46,32 @@ def test_a_piece_on_the_table_a_few_degrees_off_resting_rests_exactly(place, deg
 def test_a_piece_leaning_further_than_a_fit_errs_is_left_leaning():
     leaning = tilted(upright(Spec("a", "red", "medium")), REST_SNAP_DEG + 10.0)
     assert rest_on_table(leaning) is leaning
+
+
+SURELY_FLAT, SURELY_WEIRD, SURELY_UPRIGHT = (0.01, 0.97, 0.02), (0.02, 0.03, 0.95), (0.96, 0.02, 0.02)
+
+
+def test_a_piece_the_orientation_net_surely_reads_lying_rests_on_its_face_from_further_off():
+    """A medium lying flat, fitted 15 degrees off its face (tuning table 920013: 13.7), read flat
+    by the net at 0.97: it lies on its face, as the rulebook's "flat" says."""
+    exact = flat(Spec("a", "red", "medium"), (10, 5), 30)
+    fitted = tilted(exact, REST_SNAP_DEG + 3.0)
+    assert orientation(fitted, CFG).value == "weird"
+    got = rest_on_table(fitted, net=SURELY_FLAT)
+    assert orientation(got, CFG).value == "flat"
+    assert float(got.axis @ exact.axis) > np.cos(np.radians(0.5))
+
+
+@pytest.mark.parametrize("net", [None, SURELY_WEIRD, SURELY_UPRIGHT, (0.2, 0.7, 0.1)],
+                         ids=["no-net", "net-weird", "net-upright", "net-unsure"])
+def test_a_piece_further_off_its_face_than_a_fit_errs_is_left_unless_the_net_surely_reads_it_lying(net):
+    fitted = tilted(flat(Spec("a", "red", "medium"), (10, 5), 30), REST_SNAP_DEG + 3.0)
+    assert rest_on_table(fitted, net=net) is fitted
+
+
+def test_a_piece_leaning_further_than_the_net_can_vouch_for_is_left_leaning():
+    leaning = tilted(upright(Spec("a", "red", "medium")), REST_SNAP_SURE_DEG + 5.0)
+    assert rest_on_table(leaning, net=SURELY_UPRIGHT) is leaning
 
 
 def test_a_piece_off_the_table_is_left_where_it_is():
@@ -445,3 +471,23 @@ def test_resting_the_scene_lays_a_piece_fitted_standing_between_two_tips_across_
     assert orientation(got["c"], CFG).value == "flat"
     assert np.linalg.norm(got["c"].origin - c.origin) < 1e-6
     assert {f.piece.id: f.piece for f in fits}["c"] is got["c"]
+
+
+def test_the_pipeline_hands_rest_the_net_reading_of_each_pieces_own_box():
+    """Pieces found in depth (no detection) get no reading; a frame without an orientation net
+    gives none."""
+    from dataclasses import replace
+
+    from vision.detect import Detections
+    from vision.pipeline import _net_orientations
+    from vision.pose import PieceFit
+
+    a, b, c = (upright(Spec(i, "red", "medium"), (40 * n, 0)) for n, i in enumerate("abc"))
+    fits = [PieceFit(a, 1.0, 100, 0.0, "upright", 0.9, 1), PieceFit(b, 1.0, 100, 0.0, "flat", 0.9, 0),
+            PieceFit(c, 1.0, 100, 0.0, "flat", 0.9, -1)]
+    det = Detections(np.zeros((2, 4), np.float32), np.array([0, 1]), np.ones(2, np.float32))
+    assert _net_orientations(fits, det) == {}
+    net = replace(det, orientation=np.array([SURELY_FLAT, SURELY_UPRIGHT], np.float32))
+    got = _net_orientations(fits, net)
+    assert set(got) == {"a", "b"}
+    assert got["a"] == pytest.approx(SURELY_UPRIGHT) and got["b"] == pytest.approx(SURELY_FLAT)

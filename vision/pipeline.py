@@ -264,6 +264,15 @@ class _Stopwatch:
 
 
 
+def _net_orientations(fits, det: Detections) -> dict[str, tuple[float, float, float]]:
+    """The orientation net's p(upright, flat, weird) by piece id, for pieces fitted from a
+    detection it read (none without an orientation net)."""
+    if det.orientation is None:
+        return {}
+    n = len(det.orientation)
+    return {f.piece.id: tuple(float(v) for v in det.orientation[f.detection]) for f in fits if 0 <= f.detection < n}
+
+
 class Pipeline:
     """Frames in, tables out. Calibration is measured from the first frame unless one is given."""
 
@@ -273,10 +282,11 @@ class Pipeline:
         self.detector = detector or Detector(conf=self.cfg.conf)
         # the second stage (vision/classify.py): the committed one unless told otherwise; None = off
         self.classifier = load_classifier() if classifier == "default" else classifier
-        # behind the classifier depth does not re-read sizes: on the tuning set its size reading
-        # as a verdict cost 2 points of colour x size, and as a doubt it flagged no wrong mark the
-        # classifier's runner-up did not (16 more right ones) while taking a third of pose's time
-        self.pose_cfg = (replace(self.cfg.pose, size_decides=False, size_from_depth=False)
+        # behind the classifier depth's size reading is a doubt, not a verdict: as a verdict it cost
+        # 2 points of colour x size on the tuning set. As a doubt it reaches the sizes the classifier
+        # is sure of and wrong about (910000-: unflagged wrong marks 4 -> 2; docs/perception.md,
+        # "Wrong marks still unflagged") for about 12 ms of pose's time
+        self.pose_cfg = (replace(self.cfg.pose, size_decides=False)
                          if self.classifier is not None else self.cfg.pose)
         self.calibration = calibration  # calibration.store.Calibration or plane.TableCalibration
         self.tracker = Tracker(self.cfg)
@@ -328,7 +338,7 @@ class Pipeline:
             scene, fits = check_sizes(frame, scene, fits, det, verdicts, heights, table, self.pose_cfg)
             watch.lap("size check")
         if self.cfg.rest:
-            scene, fits = rest_pieces(scene, fits)
+            scene, fits = rest_pieces(scene, fits, _net_orientations(fits, det))
             watch.lap("rest")
         if self.cfg.unseeable:
             scene, fits = drop_unseeable(scene, fits)

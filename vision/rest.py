@@ -23,11 +23,20 @@ from zendo.scene import Piece, Scene
 from .pose import REST_GROUNDED_MM, PieceFit, scene_with
 
 REST_SNAP_DEG = 12.0  # a piece on the table this close to resting on its base or a face rests on it
+# ... and this close, where the orientation net surely (NET_SURE_P) reads it resting on that side:
+# the net tells a leaning piece ("weird") from a lying one the fit tilted. Tuning tables (900000-,
+# 920000-), pieces on the table 12-20 degrees off a side: a medium lying flat fitted 13.7 degrees
+# off its face (net: flat 0.97), and two leaning pieces 14-19 degrees off their bases (net: weird
+# 0.84 and 0.99).
+REST_SNAP_SURE_DEG = 20.0
+NET_SURE_P = 0.9
 
 
-def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG) -> Piece:
+def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG,
+                  net: tuple[float, float, float] | None = None) -> Piece:
     """The piece turned to rest exactly on the base or face nearest to the table, when it is on
-    the table and within max_deg of doing so.
+    the table and within max_deg of doing so (REST_SNAP_SURE_DEG where the orientation net, `net`
+    = p(upright, flat, weird), surely reads it resting on that side).
 
     Why: a pyramid on a flat table rests on its base (upright) or on a face (flat) unless another
     piece holds it tilted, and then it leans by 20 degrees or more (on the synthetic tables every
@@ -37,10 +46,16 @@ def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG) -> Piece:
     if float(piece.vertices[:, 2].min()) > REST_GROUNDED_MM:
         return piece
     k, angle = _lowest_side(piece)
-    if angle > max_deg:
+    if angle > max(max_deg, REST_SNAP_SURE_DEG if _net_reads_resting(net, k) else 0.0):
         return piece
     turned = _levelled(piece, k)
     return turned.moved(np.eye(3), [0.0, 0.0, -float(turned.vertices[:, 2].min())])
+
+
+def _net_reads_resting(net: tuple[float, float, float] | None, side: int) -> bool:
+    """Whether the orientation net surely reads the piece standing on its base (side 0) or lying
+    on a face (sides 1-4)."""
+    return net is not None and float(net[0 if side == 0 else 1]) >= NET_SURE_P
 
 
 TIP_REACH_MM = 10.0  # a tip this far (across the table) outside the levelled face still holds it
@@ -310,13 +325,16 @@ def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list
     return out
 
 
-def rest_pieces(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFit]]:
+def rest_pieces(scene: Scene, fits: list[PieceFit],
+                orientations: dict[str, tuple[float, float, float]] | None = None) -> tuple[Scene, list[PieceFit]]:
     """`rest_on_table`, `lay_towers` and `rest_nested`, then `seat_on_tip`, `rest_on_tips` and
-    `lay_across`, for every piece of the scene (and its fit report). A tower's pieces nest deep
+    `lay_across`, for every piece of the scene (and its fit report). `orientations`: the
+    orientation net's p(upright, flat, weird) by piece id, where it read one. A tower's pieces nest deep
     (the top's base within the bottom's hollow), so each seats on the highest standing tip under
     it: the bottom piece's, stood on the table, when the middle one's fit is tilted; they are
     seated from the bottom up, so each is set down on the piece under it as that was set down."""
-    on_table = rest_nested(lay_towers([rest_on_table(p) for p in scene.pieces]))
+    net = orientations or {}
+    on_table = rest_nested(lay_towers([rest_on_table(p, net=net.get(p.id)) for p in scene.pieces]))
     seated = list(on_table)
     for k in sorted(range(len(seated)), key=lambda k: float(seated[k].origin[2])):  # bottom up: a top
         seated[k] = seat_on_tip(seated[k], seated)  # sets down on the middle piece as it was set down
