@@ -18,7 +18,8 @@ alternative koan:
   a tower of two of a size from one piece: the upper one sits 5.5 mm higher, 1.5 mm across its
   faces);
 - "misfit": a piece's fit explains its depth poorly, so another piece may stand there (two
-  pieces read as one, a piece across others, a tower read short); where the pairs stage nearly
+  pieces read as one, a piece across others, a tower read short), and where two pieces were read
+  as one, the piece read may be smaller than it was read; where the pairs stage nearly
   split it into two standing pieces, the doubt carries them ("two"), and the piece may be them;
 - "edge": a piece is so near the picture's edge that its koan may go on out of view (a piece
   there, within the koan gap, is never seen); and where one may, more may: the alternatives are
@@ -114,9 +115,10 @@ def describe(d: Mapping) -> str:
     if k == "unboxed":
         return f"{d['piece']} was seen in depth only: it may be another piece, or none"
     if k == "misfit" and d.get("two"):
-        return f"{d['piece']} fits its depth poorly: it may be two pieces standing side by side, or another piece may stand there"
+        return (f"{d['piece']} fits its depth poorly: it may be two pieces standing side by side, or another piece "
+                f"may stand there, or it may be smaller than it was read")
     if k == "misfit":
-        return f"{d['piece']} fits its depth poorly: another piece may stand there"
+        return f"{d['piece']} fits its depth poorly: another piece may stand there, or it may be smaller than it was read"
     if k == "edge":
         return f"{d['piece']} is at the picture's edge: its koan may go on out of view"
     if k == "joined" and d.get("all"):
@@ -260,8 +262,16 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             for c in RAINBOW_COLORS:
                 yield rest + [first, replace(second, color=c)]
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
-        for q in _any_piece_standing(f"m{round(x)}_{round(y)}", (x, y)):
+        extra = list(_any_piece_standing(f"m{round(x)}_{round(y)}", (x, y)))
+        for q in extra:
             yield list(pieces) + [q]
+        if kind == "misfit":  # two pieces read as one: the one read may be smaller than it was read
+            p = by_id[doubt["piece"]]
+            for smaller in _smaller(p):
+                rest = [smaller if q.id == p.id else q for q in pieces]
+                yield rest
+                for q in extra:
+                    yield rest + [q]
 
 
 def held(pieces: Sequence[Piece]) -> list[dict]:
@@ -371,6 +381,15 @@ def turned(p: Piece, orientation: str) -> list[Piece]:
     if orientation == "upright":
         return [upright(spec, xy, 0.0)]
     return [flat(spec, xy, float(h)) for h in FLAT_HEADINGS]
+
+
+def _smaller(p: Piece) -> Iterator[Piece]:
+    """p as each smaller size, turned as it was, its lowest corner where p's was (an upright one
+    on its base's centre; a lying one on the table where p lay)."""
+    low = float(p.vertices[:, 2].min())
+    for size in SIZES[:SIZES.index(p.size)]:
+        q = replace(p, size=size)
+        yield _shifted(q, [0.0, 0.0, low - float(q.vertices[:, 2].min())])
 
 
 def _any_piece_standing(pid: str, xy) -> Iterator[Piece]:
