@@ -257,7 +257,14 @@ def _free_space(size: str, R, t, frame_depth: np.ndarray, to_cam, intr, tol: flo
 def _free_space_batch(size: str, R: np.ndarray, t: np.ndarray, frame_depth: np.ndarray, to_cam, intr,
                       tol: float) -> np.ndarray:
     """Per pose, the share of the model's surface samples that lie in front of what the camera saw."""
-    s = surface_samples(size)[None] @ R.transpose(0, 2, 1) + t[:, None, :]
+    return _free_space_of(surface_samples(size)[None], R, t, frame_depth, to_cam, intr, tol)
+
+
+def _free_space_of(samples: np.ndarray, R: np.ndarray, t: np.ndarray, frame_depth: np.ndarray, to_cam, intr,
+                   tol: float) -> np.ndarray:
+    """`_free_space_batch` with the surface samples given (1 or H, S, 3; piece frame), so that
+    poses of several sizes are tested in one pass (`choose_size`)."""
+    s = samples @ R.transpose(0, 2, 1) + t[:, None, :]
     pc = to_cam(s.reshape(-1, 3)).reshape(s.shape)
     z = pc[..., 2]
     zs = np.where(z > 1, z, 1.0)
@@ -559,15 +566,25 @@ def choose_size(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, depth_
     sub = pts if len(pts) <= cfg.max_points else pts[:: int(np.ceil(len(pts) / cfg.max_points))]
     scores = {}
     h0 = PYRAMID_SIZES[size].height
+    fitted = []
     for cand in PYRAMID_SIZES:
         dh = h0 - PYRAMID_SIZES[cand].height
         if cand == size:
             Rs, ts, its = R[None], t[None], 0
         else:
             Rs, ts, its = np.stack([R, R]), np.stack([t, t + R[:, 2] * dh]), 8
-        Rf, tf, cost, r = gauss_newton_batch(cand, Rs, ts, sub, cfg, its)
-        fs = _free_space_batch(cand, Rf, tf, depth_mm, to_cam, intr, cfg.free_space_tol_mm)
-        inl = (np.abs(r) < cfg.inlier_mm).mean(axis=1)
+        fitted.append((cand, *gauss_newton_batch(cand, Rs, ts, sub, cfg, its)))
+    # every size's poses at once: the free-space test and the inlier count are a few small array
+    # operations each, whose overhead a pass per size would pay three times
+    samples = np.concatenate([np.broadcast_to(surface_samples(c), (len(Rf), *surface_samples(c).shape))
+                              for c, Rf, *_ in fitted])
+    fs_all = _free_space_of(samples, np.concatenate([f[1] for f in fitted]), np.concatenate([f[2] for f in fitted]),
+                            depth_mm, to_cam, intr, cfg.free_space_tol_mm)
+    inl_all = (np.abs(np.concatenate([f[4] for f in fitted])) < cfg.inlier_mm).mean(axis=1)
+    at = 0
+    for cand, Rf, tf, cost, r in fitted:
+        fs, inl = fs_all[at:at + len(Rf)], inl_all[at:at + len(Rf)]
+        at += len(Rf)
         score = inl - cfg.size_fs_weight * fs - _implausible(cand, Rf, tf)
         b = int(np.argmax(score))
         scores[cand] = (float(score[b]) + (cfg.size_prior if cand == size else 0.0), Rf[b], tf[b], float(cost[b]),
