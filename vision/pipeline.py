@@ -285,7 +285,7 @@ class Pipeline:
         # behind the classifier depth's size reading is a doubt, not a verdict: as a verdict it cost
         # 2 points of colour x size on the tuning set. As a doubt it reaches the sizes the classifier
         # is sure of and wrong about (910000-: unflagged wrong marks 4 -> 2; docs/perception.md,
-        # "Wrong marks still unflagged") for about 12 ms of pose's time
+        # "Wrong marks still unflagged") for 8-10 ms of pose's time on this CPU
         self.pose_cfg = (replace(self.cfg.pose, size_decides=False)
                          if self.classifier is not None else self.cfg.pose)
         self.calibration = calibration  # calibration.store.Calibration or plane.TableCalibration
