@@ -66,6 +66,15 @@ class Detections:
         return Detections.merge([self, Detections(np.asarray(box, np.float32)[None], np.array([CLASS_ID[class_name]]),
                                                   np.array([confidence], np.float32))])
 
+    def orientation_read(self, k: int) -> np.ndarray | None:
+        """The orientation net's p(upright, flat, weird) for detection k, or None where it read
+        nothing: no net, no such detection (a piece a later stage added has index -1), or a box
+        it was not asked about (a stone's box holds an even third each)."""
+        if self.orientation is None or not 0 <= k < len(self):
+            return None
+        probs = np.asarray(self.orientation[k], float)
+        return None if np.ptp(probs) < 1e-6 else probs
+
     def __getitem__(self, index) -> "Detections":
         """Select by mask, index array or slice (as in supervision: `d[d.confidence > 0.5]`)."""
         if isinstance(index, (int, np.integer)):

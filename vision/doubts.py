@@ -123,15 +123,11 @@ def orientation_doubts(fits, detections: Detections) -> list[dict]:
     """An "orientation" doubt for each piece on the table that the orientation net reads, with
     p >= ORIENT_ALT_P, as upright or flat where the fit says otherwise (`"as"`: which). Pieces a
     later stage added have no reading of their own (an even third each) and get none."""
-    if detections.orientation is None:
-        return []
     cfg = RelationsConfig()
     out = []
     for f in fits:
-        if not 0 <= f.detection < len(detections) or f.piece.vertices[:, 2].min() > ON_TABLE_MM:
-            continue
-        probs = np.asarray(detections.orientation[f.detection], float)
-        if np.ptp(probs) < 1e-6:
+        probs = detections.orientation_read(f.detection)
+        if probs is None or f.piece.vertices[:, 2].min() > ON_TABLE_MM:
             continue
         fitted = orientation(f.piece, cfg).value
         for name, p in zip(("upright", "flat"), probs[:2]):

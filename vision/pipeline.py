@@ -264,13 +264,11 @@ class _Stopwatch:
 
 
 
-def _net_orientations(fits, det: Detections) -> dict[str, tuple[float, float, float]]:
+def _net_orientations(fits, det: Detections) -> dict[str, np.ndarray]:
     """The orientation net's p(upright, flat, weird) by piece id, for pieces fitted from a
-    detection it read (none without an orientation net)."""
-    if det.orientation is None:
-        return {}
-    n = len(det.orientation)
-    return {f.piece.id: tuple(float(v) for v in det.orientation[f.detection]) for f in fits if 0 <= f.detection < n}
+    detection it read (`Detections.orientation_read`)."""
+    read = {f.piece.id: det.orientation_read(f.detection) for f in fits}
+    return {pid: p for pid, p in read.items() if p is not None}
 
 
 class Pipeline:

@@ -576,11 +576,12 @@ def choose_size(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, depth_
         fitted.append((cand, *gauss_newton_batch(cand, Rs, ts, sub, cfg, its)))
     # every size's poses at once: the free-space test and the inlier count are a few small array
     # operations each, whose overhead a pass per size would pay three times
+    cands, Rfs, tfs, _, rs = zip(*fitted)
     samples = np.concatenate([np.broadcast_to(surface_samples(c), (len(Rf), *surface_samples(c).shape))
-                              for c, Rf, *_ in fitted])
-    fs_all = _free_space_of(samples, np.concatenate([f[1] for f in fitted]), np.concatenate([f[2] for f in fitted]),
-                            depth_mm, to_cam, intr, cfg.free_space_tol_mm)
-    inl_all = (np.abs(np.concatenate([f[4] for f in fitted])) < cfg.inlier_mm).mean(axis=1)
+                              for c, Rf in zip(cands, Rfs)])
+    fs_all = _free_space_of(samples, np.concatenate(Rfs), np.concatenate(tfs), depth_mm, to_cam, intr,
+                            cfg.free_space_tol_mm)
+    inl_all = (np.abs(np.concatenate(rs)) < cfg.inlier_mm).mean(axis=1)
     at = 0
     for cand, Rf, tf, cost, r in fitted:
         fs, inl = fs_all[at:at + len(Rf)], inl_all[at:at + len(Rf)]

@@ -10,6 +10,7 @@ where nothing clearly does (docs/perception.md, "Pose": resting, and off the tab
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -32,8 +33,7 @@ REST_SNAP_SURE_DEG = 20.0
 NET_SURE_P = 0.9
 
 
-def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG,
-                  net: tuple[float, float, float] | None = None) -> Piece:
+def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG, net: Sequence[float] | None = None) -> Piece:
     """The piece turned to rest exactly on the base or face nearest to the table, when it is on
     the table and within max_deg of doing so (REST_SNAP_SURE_DEG where the orientation net, `net`
     = p(upright, flat, weird), surely reads it resting on that side).
@@ -46,13 +46,14 @@ def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG,
     if float(piece.vertices[:, 2].min()) > REST_GROUNDED_MM:
         return piece
     k, angle = _lowest_side(piece)
-    if angle > max(max_deg, REST_SNAP_SURE_DEG if _net_reads_resting(net, k) else 0.0):
+    limit = max(max_deg, REST_SNAP_SURE_DEG) if _net_reads_resting(net, k) else max_deg
+    if angle > limit:
         return piece
     turned = _levelled(piece, k)
     return turned.moved(np.eye(3), [0.0, 0.0, -float(turned.vertices[:, 2].min())])
 
 
-def _net_reads_resting(net: tuple[float, float, float] | None, side: int) -> bool:
+def _net_reads_resting(net: Sequence[float] | None, side: int) -> bool:
     """Whether the orientation net surely reads the piece standing on its base (side 0) or lying
     on a face (sides 1-4)."""
     return net is not None and float(net[0 if side == 0 else 1]) >= NET_SURE_P
@@ -326,7 +327,7 @@ def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list
 
 
 def rest_pieces(scene: Scene, fits: list[PieceFit],
-                orientations: dict[str, tuple[float, float, float]] | None = None) -> tuple[Scene, list[PieceFit]]:
+                orientations: Mapping[str, Sequence[float]] | None = None) -> tuple[Scene, list[PieceFit]]:
     """`rest_on_table`, `lay_towers` and `rest_nested`, then `seat_on_tip`, `rest_on_tips` and
     `lay_across`, for every piece of the scene (and its fit report). `orientations`: the
     orientation net's p(upright, flat, weird) by piece id, where it read one. A tower's pieces nest deep
