@@ -90,7 +90,9 @@ def _main() -> None:
     pairs = []
     for f in a.folders:
         frame = next(iter(RenderFolderSource(f).frames()))
-        cal = TableCalibration.from_dict(json.loads((Path(f) / "calibration.json").read_text()))
+        saved = json.loads((Path(f) / "calibration.json").read_text())
+        # what `zendo calibrate --out` writes (zendo-calibration/1), or its table part alone
+        cal = TableCalibration.from_dict(saved.get("table", saved))
         pairs.append((frame, cal))
     print(json.dumps(time_frames(pairs, device=a.device, repeat=a.repeat, runtime=a.runtime), indent=2))
 
