@@ -268,6 +268,38 @@ def test_a_piece_that_fits_its_depth_poorly_may_be_two_pieces_read_as_one_larger
         assert float(q.vertices[:, 2].min()) == pytest.approx(float(seen.vertices[:, 2].min()), abs=1e-6)
 
 
+def test_a_large_piece_that_may_be_a_tower_of_smaller_pieces_is_that_tower_in_every_alternative():
+    """Tuning table 920035: three mediums (red, red, black) read as one black large. Each
+    alternative stands the named tower where the large piece stood, each piece on the one under
+    it; the top keeps the piece's name and colour, and each lower piece may be any colour."""
+    seen = lone("black", "large")
+    doubt = {"kind": "tower", "piece": "p1", "towers": [["medium", "medium", "medium"], ["medium", "small"]]}
+    alts = list(alternatives([seen], doubt))
+    assert {len(a) for a in alts} == {3, 2}
+    assert len(alts) == (1 + 2 * 4) + (1 + 1 * 4)
+    for alt in alts:
+        facts = facts_of(alt)
+        assert "large" not in {q.size for q in alt}
+        assert alt[-1].id == "p1" and alt[-1].color == "black"
+        for lower, upper in zip(alt, alt[1:]):
+            assert facts.stacked_on(upper.id, lower.id), facts.towers
+        assert float(alt[0].vertices[:, 2].min()) == pytest.approx(float(seen.vertices[:, 2].min()), abs=1e-6)
+    assert {a[0].color for a in alts if len(a) == 3} == {"red", "yellow", "green", "blue", "black"}
+
+
+def test_a_large_piece_that_may_be_a_tower_of_smaller_pieces_makes_no_large_pieces_a_judgment_call():
+    doubt = {"kind": "tower", "piece": "p1", "towers": [["medium", "medium", "medium"]]}
+    m = judged("it contains no large pieces", [lone("black", "large")], [doubt])
+    assert m.mark == "black" and m.judgment_call
+    assert m.doubts[0]["text"] == "p1 may be a tower of smaller pieces (medium on medium on medium)"
+
+
+def test_a_tower_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
+    doubt = {"kind": "tower", "piece": "p1", "towers": [["medium", "medium", "medium"]]}
+    m = judged("it contains at least one black piece", [lone("black", "large")], [doubt])
+    assert m.mark == "white" and not m.judgment_call
+
+
 def test_a_small_piece_that_fits_its_depth_poorly_is_no_smaller():
     seen = upright(Spec("p1", "black", "small"), (0, 0), 0)
     doubt = {"kind": "misfit", "piece": "p1", "at": [0.0, 0.0], "rms_mm": 5.6}

@@ -157,3 +157,27 @@ def test_a_bands_runner_up_colour_within_reach_is_a_class_doubt():
     near = _runner_up_doubt(piece, ColorReading("black", 0.95, "blue", 0.04))
     assert near == [{"kind": "class", "piece": "p3", "color": "blue", "size": "small", "p": 0.04}]
     assert _runner_up_doubt(piece, ColorReading("black", 0.99, "blue", BAND_DOUBT_P / 2)) == []
+
+
+def test_a_tower_of_three_mediums_read_as_one_large_piece_may_be_that_tower():
+    """Tuning table 920035: a tower of three mediums read as one black large, and "no large
+    pieces" marked wrong with no flag. Its outline is nearly a large piece's (here all yellow:
+    no band of another colour tells), so it is read as one; a tower of smaller pieces that
+    explains clearly more of the depth is a doubt."""
+    truth = tower([Spec(k, "yellow", "medium") for k in "abc"], (0, 0), 20)
+    r, frame, cal = render_table(truth)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b", "c"}, "yellow_large"))
+    larges = [p for p in res.scene.pieces if p.size == "large"]
+    assert len(larges) == 1
+    doubts = doubts_of(res, "tower")
+    assert [d["piece"] for d in doubts] == [larges[0].id]
+    assert ["medium", "medium", "medium"] in doubts[0]["towers"]
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_a_lone_large_piece_is_no_tower_of_smaller_ones(seed):
+    truth = [upright(Spec("a", "black", "large"), (0, 0), 20)]
+    r, frame, cal = render_table(truth, seed=seed)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a"}, "black_large"))
+    assert [p.size for p in res.scene.pieces] == ["large"]
+    assert doubts_of(res, "tower") == []

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from zendo.build import rest_offset
+from zendo.doubts import towers_of
 from zendo.pieces import SIZES
 from zendo.scene import Piece, Scene
 
@@ -51,6 +52,11 @@ TOWER_GAIN_POINTS = 25  # the tower must explain this many more points than the 
 FREE_SPACE_LIMIT = 0.35  # at most this share of the added piece (or the one lifted onto it) where the camera saw through
 STACKED_FREE_SPACE = 0.3  # a same-size tower this consistent with depth is a doubt (tuning set: 29 of 35 such
 STACKED_MIN_GAIN = -40  # towers the detector read as one piece, 22 of 428 lone upright pieces)
+SMALLER_TOWERS = (("medium", "medium"), ("medium", "medium", "medium"), ("medium", "small"),
+                  ("medium", "small", "small"), ("medium", "medium", "small"), ("small", "small"),
+                  ("small", "small", "small"))  # what an upright large piece may be (bottom first)
+SMALLER_MIN_GAIN = 15  # a tower of those must explain this many more points than the large piece
+SMALLER_FREE_SPACE = 0.3  # and lie where the camera saw through no more than this
 FREE_SPACE_TOL_MM = 4.0
 COAXIAL_MM = 3.0  # a fitted piece this close to the axis (x, y) already stands in the tower
 GROUNDED_MM = 3.0
@@ -131,16 +137,38 @@ def candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidate
                 yield Candidate("on", _at(p, top, s, new_id), base)
 
 
-def _gain(c: Candidate, base: Piece, others: np.ndarray, with_base: np.ndarray, n_before: int,
-          pts: np.ndarray) -> Candidate:
-    """The candidate with how many more points the scene explains with it than without it.
-    `others`: the points' signed distance to every near piece but the base; `with_base`: to
-    those and the base as fitted (half the candidates leave the base where it is); `n_before`:
-    how many points the scene as fitted explains. Every point the scene explained and no longer
-    does is one the candidate loses, so the gain is the difference of the two counts."""
-    moved = with_base if c.moved is base else np.minimum(others, signed_distances(c.moved, pts))
-    after = np.abs(np.minimum(moved, signed_distances(c.added, pts))) < INLIER_MM
-    return replace(c, gain=int(np.count_nonzero(after)) - n_before)
+@dataclass(frozen=True)
+class Around:
+    """The depth round a fitted piece's axis, as the scene explains it: each point's signed
+    distance to every near piece but this one (`others`) and to those and this one
+    (`with_base`), and how many points the latter explains (`n_before`)."""
+
+    pts: np.ndarray
+    others: np.ndarray
+    with_base: np.ndarray
+    n_before: int
+
+    def gain(self, instead: list[Piece], moved: np.ndarray | None = None) -> int:
+        """How many more points the scene explains with `instead` added (and the base where
+        `moved` puts it: its distances with the others, default where it was fitted)."""
+        kept = self.with_base if moved is None else moved
+        after = np.abs(np.minimum(kept, union_distance(instead, self.pts))) < INLIER_MM
+        return int(np.count_nonzero(after)) - self.n_before
+
+
+def around(base: Piece, pieces: list[Piece], pts: np.ndarray) -> Around:
+    others = union_distance([q for q in pieces if q.id != base.id
+                        and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30], pts)
+    with_base = np.minimum(others, signed_distances(base, pts))
+    return Around(pts, others, with_base, int(np.count_nonzero(np.abs(with_base) < INLIER_MM)))
+
+
+def _gain(c: Candidate, base: Piece, near: Around) -> Candidate:
+    """The candidate with how many more points the scene explains with it than without it. Half
+    the candidates leave the base where it was fitted; every point the scene explained and no
+    longer does is one the candidate loses, so the gain is the difference of the two counts."""
+    moved = None if c.moved is base else np.minimum(near.others, signed_distances(c.moved, near.pts))
+    return replace(c, gain=near.gain([c.added], moved))
 
 
 def _with_free_space(c: Candidate, base: Piece, depth_mm, to_cam, intr) -> Candidate:
@@ -152,14 +180,35 @@ def _with_free_space(c: Candidate, base: Piece, depth_mm, to_cam, intr) -> Candi
     return replace(c, free_space=fs)
 
 
-def scored_candidates(base: Piece, pieces: list[Piece], pts: np.ndarray, new_id: str) -> list[Candidate]:
+def scored_candidates(base: Piece, pieces: list[Piece], pts: np.ndarray, new_id: str,
+                      near: Around | None = None) -> list[Candidate]:
     """Every candidate with its point gain, best first."""
-    others = union_distance([q for q in pieces if q.id != base.id
-                        and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30], pts)
-    with_base = np.minimum(others, signed_distances(base, pts))
-    n_before = int(np.count_nonzero(np.abs(with_base) < INLIER_MM))
-    return sorted((_gain(c, base, others, with_base, n_before, pts) for c in candidates(base, pieces, new_id)),
+    a = near or around(base, pieces, pts)
+    return sorted((_gain(c, base, a) for c in candidates(base, pieces, new_id)),
                   key=lambda c: -c.gain)
+
+
+def smaller_tower_doubt(base: Piece, near: Around, depth_mm, to_cam, intr) -> dict | None:
+    """A "tower" doubt (zendo/doubts.py) when a tower of smaller pieces standing where an upright
+    large piece stands explains SMALLER_MIN_GAIN more of the depth round it than the large piece
+    does, within the free-space limit; it names every such tower, best first. Why so sparing:
+    the sizes are similar shapes, so a tower of three mediums is nearly a large piece's outline
+    and many a lone large one fits some tower about as well (tuning tables: 20 of 283 gain
+    something, 3 gain 15 points or more; the tower of three mediums read as one large gained 23)."""
+    if base.size != "large" or float(base.vertices[:, 2].min()) > GROUNDED_MM:
+        return None
+    found = []
+    for sizes in SMALLER_TOWERS:
+        stack = next(towers_of(base, sizes))
+        gain = near.gain(stack, near.others)
+        if gain < SMALLER_MIN_GAIN:
+            continue
+        if max(_free_space(q.size, q.matrix, q.origin, depth_mm, to_cam, intr, FREE_SPACE_TOL_MM)
+               for q in stack) <= SMALLER_FREE_SPACE:
+            found.append((gain, sizes))
+    if not found:
+        return None
+    return {"kind": "tower", "piece": base.id, "towers": [list(s) for _, s in sorted(found, key=lambda f: -f[0])]}
 
 
 def valid_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr, min_gain: int = 1) -> list[Candidate]:
@@ -287,7 +336,8 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         if len(sel) < TOWER_GAIN_POINTS:
             continue
         pts, px = P[sel], pix[sel]
-        scored = scored_candidates(base, pieces, pts, next_piece_id(pieces))
+        near = around(base, pieces, pts)
+        scored = scored_candidates(base, pieces, pts, next_piece_id(pieces), near)
         added = None
         if classifier is not None and scored and scored[0].gain >= TOWER_GAIN_POINTS:
             added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, colors,
@@ -298,9 +348,10 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
                 doubts.append({"kind": "absent", "piece": added.candidate.added.id,
                                "confidence": round(added.reading.p, 3), "why": "band", "then": [base.to_dict()]})
         if added is None:
-            d = stacked_doubt(scored, base, depth, to_cam, intr)
-            if d is not None:
-                doubts.append(d)
+            for d in (stacked_doubt(scored, base, depth, to_cam, intr),
+                      smaller_tower_doubt(base, near, depth, to_cam, intr)):
+                if d is not None:
+                    doubts.append(d)
             continue
         best, reading, box, v = added.candidate, added.reading, added.box, added.verdict
         color, p_color = reading.color, reading.p

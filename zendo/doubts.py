@@ -17,6 +17,10 @@ alternative koan:
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
   a tower of two of a size from one piece: the upper one sits 5.5 mm higher, 1.5 mm across its
   faces);
+- "tower": an upright large piece may be a tower of smaller pieces (two or three mediums and
+  smalls, bottom first in "towers"): such a tower's outline is nearly a large one's (the sizes
+  are similar shapes and its top stands within a few millimetres of a large one's), so depth
+  fits it about as well as the large piece it was read as;
 - "misfit": a piece's fit explains its depth poorly, so another piece may stand there (two
   pieces read as one, a piece across others, a tower read short), and where two pieces were read
   as one, the piece read may be smaller than it was read; where the pairs stage nearly
@@ -66,7 +70,7 @@ from .scene import Piece, Scene, piece_from_dict
 from .shapes import near_pairs, solid_distance
 
 DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge", "misfit", "joined",
-               "orientation", "held")
+               "orientation", "held", "tower")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
@@ -133,6 +137,9 @@ def describe(d: Mapping) -> str:
                 "a piece the camera missed may hold it up, or it may rest on the table")
     if k == "orientation":
         return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
+    if k == "tower":
+        shown = " or ".join(" on ".join(reversed(t)) for t in d["towers"])
+        return f"{d['piece']} may be a tower of smaller pieces ({shown})"
     if k == "stacked":
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
     if d.get("seen") == "colour":
@@ -224,6 +231,13 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             rest = list(pieces)
         for c in RAINBOW_COLORS:
             yield rest + [replace(other, color=c)]
+    elif kind == "tower":
+        p = by_id.get(doubt["piece"])
+        if p is not None:
+            rest = [q for q in pieces if q.id != p.id]
+            for sizes in doubt["towers"]:
+                for t in towers_of(p, sizes):
+                    yield rest + t
     elif kind == "edge":
         p = by_id.get(doubt["piece"])
         if p is None:
@@ -390,6 +404,27 @@ def _smaller(p: Piece) -> Iterator[Piece]:
     for size in SIZES[:SIZES.index(p.size)]:
         q = replace(p, size=size)
         yield _shifted(q, [0.0, 0.0, low - float(q.vertices[:, 2].min())])
+
+
+def towers_of(p: Piece, sizes: Sequence[str]) -> Iterator[list[Piece]]:
+    """p replaced by a tower of `sizes` (bottom first) standing where p stands, along its axis:
+    all in p's colour (the camera saw the top), then each lower piece in each other colour (a
+    lower piece shows only as a band under the one above it)."""
+    low = float(p.vertices[:, 2].min())
+    stack, prev = [], None
+    for k, size in enumerate(sizes):
+        q = replace(p, size=size, id=p.id if k == len(sizes) - 1 else f"{p.id}-t{k}")
+        if prev is None:
+            q = _shifted(q, [0.0, 0.0, low - float(q.vertices[:, 2].min())])
+        else:
+            q = replace(q, position=tuple(map(float, prev.origin + prev.axis * rest_offset(prev.size, size))))
+        stack.append(q)
+        prev = q
+    yield stack
+    for k in range(len(stack) - 1):
+        for c in RAINBOW_COLORS:
+            if c != p.color:
+                yield [replace(q, color=c) if j == k else q for j, q in enumerate(stack)]
 
 
 def _any_piece_standing(pid: str, xy) -> Iterator[Piece]:
