@@ -681,6 +681,9 @@ def test_a_doubt_the_master_has_settled_no_longer_makes_a_judgment_call():
     ({"kind": "missed", "at": [12.4, -3.0]}, "an unseen piece may stand at (12, -3) mm"),
     ({"kind": "edge", "piece": "p3", "toward": [0.0, 1.0]}, "p3 is at the picture's edge: its koan may go on out of view"),
     ({"kind": "orientation", "piece": "p3", "as": "flat"}, "p3 may be lying flat"),
+    ({"kind": "missed", "at": [12.4, -3.0], "seen": "stone"},
+     "what was read as a stone at (12, -3) mm stands taller than a marking stone: it may be a small piece lying there"),
+    ({"kind": "tower", "piece": "p3", "towers": [["medium", "small"]]}, "p3 may be a tower of smaller pieces (small on medium)"),
     ({"kind": "held", "piece": "p3", "height_mm": 44.5},
      "p3 is 44 mm off the table with nothing seen under it: a piece the camera missed may hold it up, or it may rest on the table"),
 ])
@@ -923,6 +926,27 @@ def test_a_sliver_of_a_pieces_colour_standing_up_at_the_pictures_edge_is_a_misse
     assert "picture's edge" in describe(d) and "mostly out of view" in describe(d)
 
 
+def test_a_sliver_of_a_black_piece_at_the_pictures_edge_is_a_missed_doubt_by_its_darkness():
+    """Tuning table 930052: a black small just out of view showed a dark sliver at the bottom
+    edge, but black has no colour (Lab a*b*) to tell it from a grey table by: its koan vanished
+    and its marks were wrong with no flag."""
+    from vision.detect import Detections
+    from vision.doubts import EDGE_RISE_MM, missed_doubts
+
+    rgb, pts, valid = _edge_patch(rise_mm=EDGE_RISE_MM + 2.0, rgb_patch=(60, 60, 60))
+    (d,) = missed_doubts(Scene(), Detections.empty(), pts, valid, rgb)
+    assert d["seen"] == "colour" and 60 <= d["at"][0] < 80
+
+
+def test_a_dark_patch_lying_flat_at_the_edge_is_no_doubt():
+    """A shadow is dark too, but lies on the table."""
+    from vision.detect import Detections
+    from vision.doubts import missed_doubts
+
+    rgb, pts, valid = _edge_patch(rise_mm=0.0, rgb_patch=(60, 60, 60))
+    assert missed_doubts(Scene(), Detections.empty(), pts, valid, rgb) == []
+
+
 def test_a_patch_of_the_tables_own_pattern_at_the_edge_lying_flat_is_no_doubt():
     from vision.detect import Detections
     from vision.doubts import edge_color_blobs
@@ -1009,3 +1033,66 @@ def test_a_piece_whose_absence_moves_another_puts_that_one_back_where_it_stood()
     assert m.mark == "white" and m.judgment_call
     assert describe(d) == "p2 may not be a piece: p1 may stand alone"
     assert renamed(d, {"p1": "p9", "p2": "p8"})["then"][0]["id"] == "p9"
+
+
+# ----------------------------------------------------------------------------- a stone that stands tall
+
+
+def test_what_passed_for_a_stone_may_be_a_small_piece_lying_there():
+    """Tuning table 930043: a green small lying flat, its koan's only piece, read as a green
+    stone: the koan vanished and all 15 marks were wrong with no flag."""
+    doubt = {"kind": "missed", "at": [30.0, 0.0], "seen": "stone"}
+    alts = list(alternatives([lone("red", "small")], doubt))
+    lying = [a[-1] for a in alts if orientation_of(a[-1]) == "flat"]
+    assert {q.color for q in lying} == {"red", "yellow", "green", "blue", "black"}
+    assert all(q.size == "small" for q in lying)
+    m = judged("it contains exactly one piece", [lone("red", "small")], [doubt])
+    assert m.mark == "white" and m.judgment_call
+
+
+def orientation_of(p) -> str:
+    from zendo.relations import orientation
+
+    return orientation(p, CFG).value
+
+
+def _stone_and_lying_small():
+    """A rendered table with a marking stone and a small piece lying flat, both boxed as stones
+    (the detector's reading of 930043): (detections, height map, valid, where the piece and the
+    stone are in the perceived table's frame)."""
+    from calibration.plane import fit_table, height_map
+    from vision.classes import CLASS_ID
+    from vision.detect import Detections
+    from vision.frames import Frame
+    from vision.synth import Appearance, CameraPose, color_intrinsics, render
+    from zendo.scene import Stone
+
+    scene = Scene((flat(Spec("p1", "green", "small"), (0, 0), 30),), (Stone("s1", "green", (60.0, 0.0, 0.0)),))
+    r = render(scene, CameraPose.looking_at(550, 20, (0, 0, 0), 10), color_intrinsics(), seed=3, appearance=Appearance())
+    frame = Frame(r.color, r.depth, r.intrinsics, 0.0, 0)
+    cal, _ = fit_table(frame)
+    pts, valid = height_map(frame, cal)
+    boxes = {o.id: o.box for o in r.objects if o.box is not None}
+    det = Detections(np.array([boxes["p1"], boxes["s1"]], np.float32),
+                     np.array([CLASS_ID["stone_green"]] * 2), np.full(2, 0.9, np.float32))
+    T = cal.matrix @ np.linalg.inv(np.asarray(r.truth(scene)["camera_to_table"]))
+    seen_at = [(T[:3, :3] @ np.asarray(xyz) + T[:3, 3])[:2] for xyz in (scene.pieces[0].centroid, (60.0, 0.0, 0.0))]
+    return det, pts, valid, seen_at
+
+
+def test_a_stone_standing_taller_than_a_marking_stone_is_a_missed_doubt_and_a_stone_is_not():
+    from vision.doubts import tall_stone_doubts
+
+    det, pts, valid, (piece_at, stone_at) = _stone_and_lying_small()
+    doubts = tall_stone_doubts(Scene(), det, pts, valid)
+    assert len(doubts) == 1 and doubts[0]["seen"] == "stone"
+    assert np.linalg.norm(np.asarray(doubts[0]["at"]) - piece_at) < 10  # the lying piece, not the stone
+
+
+def test_a_tall_stone_whose_depth_a_fitted_piece_explains_is_no_doubt():
+    """A stone box that takes in a fitted neighbour's depth (a marking stone beside its koan)."""
+    from vision.doubts import tall_stone_doubts
+
+    det, pts, valid, (piece_at, _) = _stone_and_lying_small()
+    fitted = flat(Spec("p1", "green", "small"), tuple(piece_at), 30)
+    assert tall_stone_doubts(Scene(), det, pts, valid) and tall_stone_doubts(Scene((fitted,)), det, pts, valid) == []

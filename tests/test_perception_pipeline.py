@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from vision.detect import DEFAULT_WEIGHTS, Detections
 from vision.frames import Frame
-from zendo.build import Spec, flat, tower, upright
+from zendo.build import Spec, flat, nested_lying, tower, upright
 from zendo.cli import main
 from zendo.geometry import quat_to_matrix
 from zendo.scene import Piece, Scene, Stone, scene_from_dict
@@ -196,6 +196,8 @@ def test_zendo_eval_reports_every_figure(table, tmp_path):
         assert key in out
     assert out["detection"]["precision_pct"] >= 80 and out["orientation_accuracy_pct"] >= 80
     assert set(out["latency"]) >= {"detect", "pose", "total"}
+    assert set(out["color_size_errors_by_cause"]) == {"barely visible", "stacked or nested", "pose off", "lone piece"}
+    assert out["color_size_accuracy_visible_pct"] >= out["color_size_accuracy_pct"] - 5
     by = out["relation_accuracy_by_predicate"]
     assert by and sum(v["scored"] for v in by.values()) == out["relations_scored"]
     # the committed figures name the weights as the repository does, not where one checkout was
@@ -207,12 +209,28 @@ def test_relation_accuracy_is_told_predicate_by_predicate():
     from vision.eval import summarise
 
     frame = {k: 0 for k in ("n_pred", "n_truth", "n_truth_visible", "matched", "matched_visible", "cls_ok",
-                            "color_ok", "size_ok", "orient_ok", "orient_n", "uncertain", "koans_out_of_view")}
-    frame.update(rel_ok=3, rel_n=4, pos_err=[], axis_err=[], marks=[], confusions=[], kinds=[],
+                            "cls_ok_visible", "color_ok", "size_ok", "orient_ok", "orient_n", "uncertain",
+                            "koans_out_of_view")}
+    frame.update(rel_ok=3, rel_n=4, pos_err=[], axis_err=[], marks=[], confusions=[], kinds=[], class_errors=[],
                  rel_by=[("touching", True), ("touching", False), ("pointing", True), ("touching", True)])
     by = summarise([frame], [])["relation_accuracy_by_predicate"]
     assert by == {"pointing": {"scored": 1, "accuracy_pct": 100.0},
                   "touching": {"scored": 3, "accuracy_pct": 66.67}}
+
+
+@pytest.mark.parametrize("cause, truth, visible_px, match_mm", [
+    ("barely visible", [upright(Spec("t", "red", "small"), (0, 0))], 40, 1.0),
+    ("stacked or nested", tower([Spec("t", "red", "large"), Spec("u", "red", "small")], (0, 0), 0), 300, 1.0),
+    ("stacked or nested", nested_lying(Spec("t", "red", "large"), Spec("u", "red", "small"), (0, 0), 30), 300, 1.0),
+    ("pose off", [upright(Spec("t", "red", "small"), (0, 0)), upright(Spec("u", "red", "small"), (40, 0))], 300, 9.0),
+    ("lone piece", [upright(Spec("t", "red", "small"), (0, 0)), upright(Spec("u", "red", "small"), (40, 0))], 300, 1.0),
+])
+def test_a_colour_or_size_read_wrong_is_told_why(cause, truth, visible_px, match_mm):
+    """Where colour x size falls short of its target, the eval says whether the classifier misread
+    a lone piece or the piece was barely visible, in a tower or nest, or fitted elsewhere."""
+    from vision.eval import class_error_cause
+
+    assert class_error_cause(truth[0], truth, visible_px, match_mm) == cause
 
 
 def _one_frame_set(root: Path, rgb: np.ndarray, rows: list[str]) -> Path:

@@ -8,7 +8,9 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
 - missed: above-table depth that no fitted piece's silhouette (nor a stone) explains, in a blob
   big enough to be a piece the detector missed; or, at the picture's edge, a patch of colour
   unlike the table's that stands a little above the table around it (`edge_color_blobs`): a
-  piece mostly out of view shows there as a sliver too low for depth alone;
+  piece mostly out of view shows there as a sliver too low for depth alone; or a "stone"
+  whose box stands taller than a marking stone can (`tall_stone_doubts`, `"seen": "stone"`): a
+  small piece lying flat seen from above can pass for a stone, and then its koan vanishes;
 - misfit: a fitted piece explains its depth poorly (RMS residual over MISFIT_RMS_MM), which on
   the tuning tables meant a piece missed there more often than not (two pieces read as one, a
   piece lying across others, a tower read short);
@@ -38,6 +40,7 @@ from zendo.scene import Scene
 from zendo.shapes import near_pairs, shell_distance
 
 from .classes import PYRAMID_CLASSES
+from .classify import STONE_TALL_MM
 from .colors import TABLE_MM
 from .detect import Detections
 from .pose import ON_TABLE_MM, signed_distances
@@ -58,6 +61,7 @@ EDGE_BAND_PX = 10  # how far in from the picture's edge a sliver is looked for
 EDGE_SEGMENT_PX = 160  # the table's colour is read per stretch of the edge (vignette, light)
 EDGE_CHROMA = 12.0  # Lab a*b* distance from the table's colour, at least ...
 EDGE_CHROMA_SPREAD = 3.0  # ... and this many times the table's own p90 distance (patterned tables)
+EDGE_DARK = 20.0  # or this much darker (Lab L, 0-255) than the table: a black piece (930052: 42 darker)
 EDGE_RISE_MM = 2.0  # the patch's p90 height over the table's p90 height around it
 EDGE_CONTEXT_PX = 20  # "around it"
 EDGE_LOW_MM = 15.0  # the table and what stands low on it, not the floor beyond the table's edge
@@ -277,6 +281,33 @@ def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, v
     return out
 
 
+def tall_stone_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray) -> list[dict]:
+    """A "missed" doubt (`"seen": "stone"`) at each stone whose box's depth, less what fitted
+    pieces explain, has its 90th percentile over STONE_TALL_MM: a marking stone is about 6 mm
+    tall, a small piece lying flat 14 mm. The classifier already re-reads a "stone" whose box's
+    middle stands that tall (its median); a lying small one is a wedge, low at one end, so its
+    median passes for a stone's. Tuning tables (900000-, 920000-, 930000-: 571 boxes read as
+    stones, 3 of them pieces): over 10 mm at the 90th percentile, 1 of the 3 pieces (11.4 mm; the
+    other two show a few pixels at 3-6 mm) and 1 stone (10.3 mm; 8.9 mm is the stones' 99th
+    percentile)."""
+    out = []
+    for box in np.round(detections.xyxy[~detections.is_pyramid]).astype(int):
+        x0, y0, x1, y1 = (max(0, int(v)) for v in box)
+        pix = np.argwhere(valid[y0:y1 + 1, x0:x1 + 1]) + (y0, x0)
+        if len(pix) < 5:
+            continue
+        P = table_pts[pix[:, 0], pix[:, 1]].astype(np.float64)
+        near = [p for p in scene.pieces if np.linalg.norm(p.origin[:2] - P[:, :2].mean(axis=0))
+                < PYRAMID_SIZES[p.size].bounding_radius + 20.0]
+        if near:
+            P = P[np.min([signed_distances(p, P) for p in near], axis=0) > EXPLAINED_MM]
+        if len(P) >= 5 and float(np.percentile(P[:, 2], 90)) > STONE_TALL_MM:
+            xy = np.median(P[:, :2], axis=0)
+            out.append({"kind": "missed", "at": [round(float(xy[0]), 1), round(float(xy[1]), 1)],
+                        "height_mm": round(float(np.percentile(P[:, 2], 95)), 1), "pixels": len(P), "seen": "stone"})
+    return out
+
+
 def _edge_strips(shape: tuple[int, int]) -> list[tuple[slice, slice]]:
     """The picture's edge band, EDGE_BAND_PX deep, as four strips (the corners in the top and
     bottom ones)."""
@@ -288,15 +319,16 @@ def _edge_strips(shape: tuple[int, int]) -> list[tuple[slice, slice]]:
 
 def _off_table_colour(rgb: np.ndarray, near: np.ndarray, on: np.ndarray) -> np.ndarray:
     """Edge-band pixels whose colour (Lab a*b*) is far from the table's in their stretch of the
-    edge, measured against how far the table's own pixels there stray (a patterned cloth strays
-    far). Only the band is read (the whole picture costs 6 ms more)."""
+    edge, or that are far darker than it (Lab L: a black piece), each measured against how far
+    the table's own pixels there stray (a patterned cloth strays far). Only the band is read
+    (the whole picture costs 6 ms more)."""
     import cv2
 
     odd = np.zeros(near.shape, bool)
     s = EDGE_SEGMENT_PX
     for rows, cols in _edge_strips(near.shape):
         lab = cv2.cvtColor(cv2.medianBlur(np.ascontiguousarray(rgb[rows, cols]), 3), cv2.COLOR_RGB2LAB)
-        ab = lab[..., 1:].astype(np.float32)
+        ab, light = lab[..., 1:].astype(np.float32), lab[..., 0].astype(np.float32)
         n_, o_ = near[rows, cols], on[rows, cols]
         along = 1 if ab.shape[1] > ab.shape[0] else 0
         for k in range(0, ab.shape[along], s):
@@ -306,7 +338,10 @@ def _off_table_colour(rgb: np.ndarray, near: np.ndarray, on: np.ndarray) -> np.n
                 continue
             d = np.linalg.norm(ab[st] - np.median(ab[st][table], axis=0), axis=2)
             thr = max(EDGE_CHROMA, EDGE_CHROMA_SPREAD * float(np.percentile(d[table], 90)))
-            odd[rows, cols][st] = n_[st] & (d > thr)
+            # a black piece has no colour to tell it by, only its darkness
+            dark = np.median(light[st][table]) - light[st]
+            dark_thr = max(EDGE_DARK, EDGE_CHROMA_SPREAD * float(np.percentile(np.abs(dark[table]), 90)))
+            odd[rows, cols][st] = n_[st] & ((d > thr) | (dark > dark_thr))
     return odd
 
 
@@ -378,6 +413,7 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     doubts = without_repeats(
         class_doubts(fits, verdicts) + absent + covers(scene.pieces) + misfit_doubts(fits)
         + orientation_doubts(fits, detections)
-        + missed_doubts(scene, detections, table_pts, valid, rgb) + edge_doubts(scene, project, valid.shape)
+        + missed_doubts(scene, detections, table_pts, valid, rgb) + tall_stone_doubts(scene, detections, table_pts, valid)
+        + edge_doubts(scene, project, valid.shape)
         + joined(scene.pieces) + held(scene.pieces) + list(stage_doubts))
     return with_their_doubts(doubts + lying_stack_doubts(scene.pieces, doubts))

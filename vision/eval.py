@@ -138,7 +138,8 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
                  "n_truth_visible": sum(1 for p in tp_list if visible.get(p.id, 0) >= MIN_VISIBLE_PX),
                  "matched": len(pairs),
                  "matched_visible": sum(1 for _, j, _ in pairs if visible.get(tp_list[j].id, 0) >= MIN_VISIBLE_PX),
-                 "cls_ok": 0, "color_ok": 0, "size_ok": 0, "orient_ok": 0, "orient_n": 0,
+                 "cls_ok": 0, "cls_ok_visible": 0, "class_errors": [], "color_ok": 0, "size_ok": 0,
+                 "orient_ok": 0, "orient_n": 0,
                  "pos_err": [], "axis_err": [], "rel_ok": 0, "rel_n": 0, "marks": [],
                  "uncertain": 0, "confusions": [], "kinds": [], "rel_by": []}
     cfg_t = RelationsConfig()
@@ -146,13 +147,16 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
 
     renamed = []  # the perceived pieces in their own frame, named as the truth pieces they match
     id_map = {}
-    for i, j, _ in pairs:
+    for i, j, match_mm in pairs:
         p, t = pred.pieces[i], tp_list[j]
-        out["cls_ok"] += int(p.color == t.color and p.size == t.size)
+        right = p.color == t.color and p.size == t.size
+        out["cls_ok"] += int(right)
         out["color_ok"] += int(p.color == t.color)
         out["size_ok"] += int(p.size == t.size)
-        if not (p.color == t.color and p.size == t.size):
+        out["cls_ok_visible"] += int(right and visible.get(t.id, 0) >= MIN_VISIBLE_PX)
+        if not right:
             out["confusions"].append(f"{t.color}_{t.size}->{p.color}_{p.size}")
+            out["class_errors"].append(class_error_cause(t, tp_list, visible.get(t.id, 0), match_mm))
         o_t = orientation(t, cfg_t)
         o_p = orientation(p, cfg_t)
         out["orient_n"] += 1
@@ -240,6 +244,27 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
     return out
 
 
+CLASS_ERROR_CAUSES = ("barely visible", "stacked or nested", "pose off", "lone piece")
+COAXIAL_MM = 4.0  # a true piece whose origin is this near another's axis line stands in a tower or nest with it
+POSE_OFF_MM = 8.0  # a perceived piece matched this far from its true piece was fitted elsewhere
+
+
+def class_error_cause(t: Piece, truth: list[Piece], visible_px: int, match_mm: float) -> str:
+    """Why a matched piece's colour or size was read wrong, first that applies: it shows under
+    MIN_VISIBLE_PX; another true piece shares its axis (a tower, upright or lying, or a nest,
+    where one box holds both); its fit stands POSE_OFF_MM or more from it; else it was a lone
+    piece read wrong. Where colour x size falls short, this says whether the classifier or the
+    structure around it is to blame."""
+    if visible_px < MIN_VISIBLE_PX:
+        return "barely visible"
+    for q in truth:
+        if q.id != t.id and abs(float(np.dot(q.axis, t.axis))) > 0.95:
+            off = q.origin - t.origin
+            if np.linalg.norm(off - np.dot(off, t.axis) * t.axis) < COAXIAL_MM:
+                return "stacked or nested"
+    return "pose off" if match_mm >= POSE_OFF_MM else "lone piece"
+
+
 WRONG_CAUSES = ("missed piece", "hidden piece", "colour or size", "extra piece", "pose")
 
 
@@ -266,8 +291,8 @@ def _pct(a: float, b: float) -> float | None:
 def summarise(frames: list[dict], timings: list[dict]) -> dict:
     """Figures from the per-frame tallies: the JSON `zendo eval` prints."""
     tot = {k: sum(f[k] for f in frames) for k in ("n_pred", "n_truth", "n_truth_visible", "matched",
-                                                   "matched_visible", "cls_ok", "color_ok", "size_ok",
-                                                   "orient_ok", "orient_n", "rel_ok", "rel_n", "uncertain",
+                                                   "matched_visible", "cls_ok", "cls_ok_visible", "color_ok",
+                                                   "size_ok", "orient_ok", "orient_n", "rel_ok", "rel_n", "uncertain",
                                                    "koans_out_of_view")}
     pos = np.array([e for f in frames for e in f["pos_err"]])
     ax = np.array([e for f in frames for e in f["axis_err"]])
@@ -305,6 +330,8 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
                       "recall_pct": _pct(tot["matched"], tot["n_truth"]),
                       "recall_visible_pct": _pct(tot["matched_visible"], tot["n_truth_visible"])},
         "color_size_accuracy_pct": _pct(tot["cls_ok"], tot["matched"]),
+        "color_size_accuracy_visible_pct": _pct(tot["cls_ok_visible"], tot["matched_visible"]),
+        "color_size_errors_by_cause": {c: sum(f["class_errors"].count(c) for f in frames) for c in CLASS_ERROR_CAUSES},
         "color_accuracy_pct": _pct(tot["color_ok"], tot["matched"]),
         "size_accuracy_pct": _pct(tot["size_ok"], tot["matched"]),
         "orientation_accuracy_pct": _pct(tot["orient_ok"], tot["orient_n"]),
@@ -392,6 +419,8 @@ def format_table(s: dict) -> str:
         ("detection precision", f"{s['detection']['precision_pct']} %"),
         ("detection recall (all / visible)", f"{s['detection']['recall_pct']} % / {s['detection']['recall_visible_pct']} %"),
         ("colour x size accuracy", f"{s['color_size_accuracy_pct']} %  (colour {s['color_accuracy_pct']} %, size {s['size_accuracy_pct']} %)"),
+        ("colour x size, pieces showing >= 60 px", f"{s.get('color_size_accuracy_visible_pct')} %"),
+        ("colour x size errors by cause", ", ".join(f"{k} {v}" for k, v in s.get("color_size_errors_by_cause", {}).items())),
         ("orientation accuracy", f"{s['orientation_accuracy_pct']} %"),
         ("position error median / p95", f"{s['position_error_mm']['median']} / {s['position_error_mm']['p95']} mm"),
         ("axis error median / p95", f"{s['axis_error_deg']['median']} / {s['axis_error_deg']['p95']} deg"),

@@ -11,7 +11,9 @@ alternative koan:
   carries that piece as it stands without it ("then");
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
   table, or one lying flat), so a smaller piece may be hidden under it;
-- "missed": something stands on the table that no piece explains (a piece the detector missed);
+- "missed": something stands on the table that no piece explains (a piece the detector missed),
+  or what was read as a stone stands taller than one ("seen": "stone"; a small piece lying flat
+  can pass for a stone), so a piece may stand, or lie, there;
 - "unboxed": a piece found in depth alone (no detection boxed it), so it may be any piece
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
@@ -142,6 +144,9 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']} may be a tower of smaller pieces ({shown})"
     if k == "stacked":
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
+    if d.get("seen") == "stone":
+        return (f"what was read as a stone at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm stands taller than a marking "
+                "stone: it may be a small piece lying there")
     if d.get("seen") == "colour":
         return (f"a piece's colour shows at the picture's edge by ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: "
                 "a piece may stand there, mostly out of view")
@@ -277,6 +282,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
                 yield rest + [first, replace(second, color=c)]
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         extra = list(_any_piece_standing(f"m{round(x)}_{round(y)}", (x, y)))
+        if doubt.get("seen") == "stone":  # what passed for a stone: a small piece lying there
+            extra += [q for c in RAINBOW_COLORS
+                      for q in turned(Piece(f"m{round(x)}_{round(y)}", c, "small", (x, y, 0.0)), "flat")]
         for q in extra:
             yield list(pieces) + [q]
         if kind == "misfit":  # two pieces read as one: the one read may be smaller than it was read
