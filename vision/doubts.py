@@ -65,6 +65,7 @@ EDGE_DARK = 20.0  # or this much darker (Lab L, 0-255) than the table: a black p
 EDGE_RISE_MM = 2.0  # the patch's p90 height over the table's p90 height around it
 EDGE_CONTEXT_PX = 20  # "around it"
 EDGE_LOW_MM = 15.0  # the table and what stands low on it, not the floor beyond the table's edge
+STONE_REACH_MM = 20.0  # pieces within their bounding radius plus this of a stone box may explain its depth
 EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece's
 # a good fit leaves about 1 mm; over 5 mm the tuning tables (900000-, 920000-) had 5 and 12 fewer
 # wrong marks unflagged for 0.0 and 0.6 points more right marks flagged (4 mm: more right, no fewer wrong)
@@ -298,7 +299,7 @@ def tall_stone_doubts(scene: Scene, detections: Detections, table_pts: np.ndarra
             continue
         P = table_pts[pix[:, 0], pix[:, 1]].astype(np.float64)
         near = [p for p in scene.pieces if np.linalg.norm(p.origin[:2] - P[:, :2].mean(axis=0))
-                < PYRAMID_SIZES[p.size].bounding_radius + 20.0]
+                < PYRAMID_SIZES[p.size].bounding_radius + STONE_REACH_MM]
         if near:
             P = P[np.min([signed_distances(p, P) for p in near], axis=0) > EXPLAINED_MM]
         if len(P) >= 5 and float(np.percentile(P[:, 2], 90)) > STONE_TALL_MM:

@@ -157,6 +157,8 @@ class Around:
 
 
 def around(base: Piece, pieces: list[Piece], pts: np.ndarray) -> Around:
+    """`pts` (the depth round base's axis) as the scene explains it, computed once per piece for
+    every candidate and tower tried there."""
     others = union_distance([q for q in pieces if q.id != base.id
                         and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30], pts)
     with_base = np.minimum(others, signed_distances(base, pts))
