@@ -65,7 +65,6 @@ EDGE_DARK = 20.0  # or this much darker (Lab L, 0-255) than the table: a black p
 EDGE_RISE_MM = 2.0  # the patch's p90 height over the table's p90 height around it
 EDGE_CONTEXT_PX = 20  # "around it"
 EDGE_LOW_MM = 15.0  # the table and what stands low on it, not the floor beyond the table's edge
-STONE_REACH_MM = 20.0  # pieces within their bounding radius plus this of a stone box may explain its depth
 EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece's
 # a good fit leaves about 1 mm; over 5 mm the tuning tables (900000-, 920000-) had 5 and 12 fewer
 # wrong marks unflagged for 0.0 and 0.6 points more right marks flagged (4 mm: more right, no fewer wrong)
@@ -284,28 +283,28 @@ def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, v
 
 def tall_stone_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray) -> list[dict]:
     """A "missed" doubt (`"seen": "stone"`) at each stone whose box's depth, less what fitted
-    pieces explain, has its 90th percentile over STONE_TALL_MM: a marking stone is about 6 mm
-    tall, a small piece lying flat 14 mm. The classifier already re-reads a "stone" whose box's
-    middle stands that tall (its median); a lying small one is a wedge, low at one end, so its
-    median passes for a stone's. Tuning tables (900000-, 920000-, 930000-: 571 boxes read as
-    stones, 3 of them pieces): over 10 mm at the 90th percentile, 1 of the 3 pieces (11.4 mm; the
-    other two show a few pixels at 3-6 mm) and 1 stone (10.3 mm; 8.9 mm is the stones' 99th
-    percentile)."""
+    pieces explain (`unexplained`), has its 90th percentile over STONE_TALL_MM: a marking stone is
+    about 6 mm tall, a small piece lying flat 14 mm. The classifier already re-reads a "stone"
+    whose box's middle stands that tall (its median); a lying small one is a wedge, low at one
+    end, so its median passes for a stone's. Tuning tables (900000-, 920000-, 930000-: 571 boxes
+    read as stones, 3 of them pieces): over 10 mm at the 90th percentile, 1 of the 3 pieces
+    (11.4 mm; the other two show a few pixels at 3-6 mm) and 1 stone (10.3 mm; 8.9 mm is the
+    stones' 99th percentile)."""
+    boxes = [tuple(max(0, int(v)) for v in box) for box in np.round(detections.xyxy[~detections.is_pyramid]).astype(int)]
+    if not boxes:
+        return []
+    in_boxes = np.zeros(valid.shape, bool)
+    for x0, y0, x1, y1 in boxes:
+        in_boxes[y0:y1 + 1, x0:x1 + 1] = True
+    free = unexplained(scene, table_pts, valid & in_boxes)
     out = []
-    for box in np.round(detections.xyxy[~detections.is_pyramid]).astype(int):
-        x0, y0, x1, y1 = (max(0, int(v)) for v in box)
+    for x0, y0, x1, y1 in boxes:
         pix = np.argwhere(valid[y0:y1 + 1, x0:x1 + 1]) + (y0, x0)
         if len(pix) < 5:
             continue
-        P = table_pts[pix[:, 0], pix[:, 1]].astype(np.float64)
-        near = [p for p in scene.pieces if np.linalg.norm(p.origin[:2] - P[:, :2].mean(axis=0))
-                < PYRAMID_SIZES[p.size].bounding_radius + STONE_REACH_MM]
-        if near:
-            P = P[np.min([signed_distances(p, P) for p in near], axis=0) > EXPLAINED_MM]
-        if len(P) >= 5 and float(np.percentile(P[:, 2], 90)) > STONE_TALL_MM:
-            xy = np.median(P[:, :2], axis=0)
-            out.append({"kind": "missed", "at": [round(float(xy[0]), 1), round(float(xy[1]), 1)],
-                        "height_mm": round(float(np.percentile(P[:, 2], 95)), 1), "pixels": len(P), "seen": "stone"})
+        pix = pix[free[pix[:, 0], pix[:, 1]]]
+        if len(pix) >= 5 and float(np.percentile(table_pts[pix[:, 0], pix[:, 1], 2], 90)) > STONE_TALL_MM:
+            out.append(_missed(table_pts, pix, seen="stone"))
     return out
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from zendo.build import rest_offset
-from zendo.doubts import towers_of
+from zendo.doubts import stacked_as
 from zendo.pieces import SIZES
 from zendo.scene import Piece, Scene
 
@@ -148,10 +148,11 @@ class Around:
     with_base: np.ndarray
     n_before: int
 
-    def gain(self, instead: list[Piece], moved: np.ndarray | None = None) -> int:
-        """How many more points the scene explains with `instead` added (and the base where
-        `moved` puts it: its distances with the others, default where it was fitted)."""
-        kept = self.with_base if moved is None else moved
+    def gain(self, instead: list[Piece], kept: np.ndarray | None = None) -> int:
+        """How many more points the scene explains with `instead` added to what `kept` explains:
+        the points' distances to the rest of the scene (default: the others and the base as
+        fitted; `others` alone where `instead` replaces the base)."""
+        kept = self.with_base if kept is None else kept
         after = np.abs(np.minimum(kept, union_distance(instead, self.pts))) < INLIER_MM
         return int(np.count_nonzero(after)) - self.n_before
 
@@ -169,8 +170,8 @@ def _gain(c: Candidate, base: Piece, near: Around) -> Candidate:
     """The candidate with how many more points the scene explains with it than without it. Half
     the candidates leave the base where it was fitted; every point the scene explained and no
     longer does is one the candidate loses, so the gain is the difference of the two counts."""
-    moved = None if c.moved is base else np.minimum(near.others, signed_distances(c.moved, near.pts))
-    return replace(c, gain=near.gain([c.added], moved))
+    kept = None if c.moved is base else np.minimum(near.others, signed_distances(c.moved, near.pts))
+    return replace(c, gain=near.gain([c.added], kept))
 
 
 def _with_free_space(c: Candidate, base: Piece, depth_mm, to_cam, intr) -> Candidate:
@@ -182,11 +183,9 @@ def _with_free_space(c: Candidate, base: Piece, depth_mm, to_cam, intr) -> Candi
     return replace(c, free_space=fs)
 
 
-def scored_candidates(base: Piece, pieces: list[Piece], pts: np.ndarray, new_id: str,
-                      near: Around | None = None) -> list[Candidate]:
-    """Every candidate with its point gain, best first."""
-    a = near or around(base, pieces, pts)
-    return sorted((_gain(c, base, a) for c in candidates(base, pieces, new_id)),
+def scored_candidates(base: Piece, pieces: list[Piece], near: Around, new_id: str) -> list[Candidate]:
+    """Every candidate with its point gain (against `near`, the depth round base), best first."""
+    return sorted((_gain(c, base, near) for c in candidates(base, pieces, new_id)),
                   key=lambda c: -c.gain)
 
 
@@ -201,7 +200,7 @@ def smaller_tower_doubt(base: Piece, near: Around, depth_mm, to_cam, intr) -> di
         return None
     found = []
     for sizes in SMALLER_TOWERS:
-        stack = next(towers_of(base, sizes))
+        stack = stacked_as(base, sizes)
         gain = near.gain(stack, near.others)
         if gain < SMALLER_MIN_GAIN:
             continue
@@ -339,7 +338,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
             continue
         pts, px = P[sel], pix[sel]
         near = around(base, pieces, pts)
-        scored = scored_candidates(base, pieces, pts, next_piece_id(pieces), near)
+        scored = scored_candidates(base, pieces, near, next_piece_id(pieces))
         added = None
         if classifier is not None and scored and scored[0].gain >= TOWER_GAIN_POINTS:
             added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, colors,

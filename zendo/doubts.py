@@ -57,7 +57,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .build import Spec, flat, rest_offset, upright
+from .build import Spec, flat, rest_offset, rest_origin, upright
 from .facts import KoanFacts
 from .pieces import (
     PYRAMID_SIZES,
@@ -405,29 +405,34 @@ def turned(p: Piece, orientation: str) -> list[Piece]:
     return [flat(spec, xy, float(h)) for h in FLAT_HEADINGS]
 
 
+def _resized(p: Piece, size: str, pid: str | None = None) -> Piece:
+    """p as `size`, turned as it was, its lowest corner where p's was (an upright one on its
+    base's centre; a lying one on the table where p lay)."""
+    q = replace(p, size=size, id=pid or p.id)
+    return _shifted(q, [0.0, 0.0, float(p.vertices[:, 2].min()) - float(q.vertices[:, 2].min())])
+
+
 def _smaller(p: Piece) -> Iterator[Piece]:
-    """p as each smaller size, turned as it was, its lowest corner where p's was (an upright one
-    on its base's centre; a lying one on the table where p lay)."""
-    low = float(p.vertices[:, 2].min())
+    """p as each smaller size, in its place (`_resized`)."""
     for size in SIZES[:SIZES.index(p.size)]:
-        q = replace(p, size=size)
-        yield _shifted(q, [0.0, 0.0, low - float(q.vertices[:, 2].min())])
+        yield _resized(p, size)
+
+
+def stacked_as(p: Piece, sizes: Sequence[str]) -> list[Piece]:
+    """p replaced by a tower of `sizes` (bottom first) standing where p stands, each piece on the
+    tip of the one under it, in p's colour; the top keeps p's id."""
+    stack = [_resized(p, sizes[0], p.id if len(sizes) == 1 else f"{p.id}-t0")]
+    for k, size in enumerate(sizes[1:], 1):
+        lower = stack[-1]
+        stack.append(replace(lower, size=size, id=p.id if k == len(sizes) - 1 else f"{p.id}-t{k}",
+                             position=tuple(map(float, rest_origin(lower, size)))))
+    return stack
 
 
 def towers_of(p: Piece, sizes: Sequence[str]) -> Iterator[list[Piece]]:
-    """p replaced by a tower of `sizes` (bottom first) standing where p stands, along its axis:
-    all in p's colour (the camera saw the top), then each lower piece in each other colour (a
-    lower piece shows only as a band under the one above it)."""
-    low = float(p.vertices[:, 2].min())
-    stack, prev = [], None
-    for k, size in enumerate(sizes):
-        q = replace(p, size=size, id=p.id if k == len(sizes) - 1 else f"{p.id}-t{k}")
-        if prev is None:
-            q = _shifted(q, [0.0, 0.0, low - float(q.vertices[:, 2].min())])
-        else:
-            q = replace(q, position=tuple(map(float, prev.origin + prev.axis * rest_offset(prev.size, size))))
-        stack.append(q)
-        prev = q
+    """The tower `stacked_as` builds, all in p's colour (the camera saw the top), then with each
+    lower piece in each other colour (a lower piece shows only as a band under the one above it)."""
+    stack = stacked_as(p, sizes)
     yield stack
     for k in range(len(stack) - 1):
         for c in RAINBOW_COLORS:
