@@ -21,11 +21,15 @@ from vision.classify import (
     CROP_MM,
     CROP_PX,
     DEFAULT_CLASSIFIER,
+    FIRST_STONE,
     N_CLASSES,
     N_ORIENTATIONS,
+    PIECE_P,
     ClassifierError,
     PieceClassifier,
+    classifier_output,
     crops,
+    is_stone_output,
 )
 from vision.detect import Detections
 from zendo.build import Spec, flat, upright
@@ -105,13 +109,68 @@ def frame_and_table():
     return frame, fit_table(frame)[0]
 
 
-def test_a_verdict_rewrites_a_pyramids_class_and_leaves_stones_alone():
+def test_a_verdict_rewrites_a_pyramids_class_and_a_stones_colour():
     frame, table = frame_and_table()
     det = Detections(np.array([[300, 200, 340, 240], [100, 100, 120, 120]], np.float32),
                      np.array([CLASS_ID["red_medium"], CLASS_ID["stone_white"]]), np.array([0.9, 0.8], np.float32))
-    out, verdicts = classifier_saying(CLASS_ID["red_large"]).refine(frame, table, det)
-    assert out.class_name == ["red_large", "stone_white"]
-    assert verdicts[0].class_id == CLASS_ID["red_large"] and verdicts[1] is None
+    out, verdicts = classifier_saying(CLASS_ID["red_large"], classifier_output(CLASS_ID["stone_green"])
+                                      ).refine(frame, table, det)
+    assert out.class_name == ["red_large", "stone_green"]
+    assert verdicts[0].class_id == CLASS_ID["red_large"] and is_stone_output(verdicts[1].class_id)
+
+
+def test_a_pyramid_detection_stays_a_pyramid_whatever_stone_the_classifier_reads():
+    frame, table = frame_and_table()
+    det = Detections(np.array([[300, 200, 340, 240]], np.float32), np.array([CLASS_ID["black_small"]]),
+                     np.array([0.9], np.float32))
+    rows = [[-5.0] * N_CLASSES]
+    rows[0][classifier_output(CLASS_ID["stone_black"])] = 5.0
+    rows[0][CLASS_ID["black_small"]] = 2.0
+    clf = classifier_saying(0)
+    clf.net = FixedNet(rows)
+    out, verdicts = clf.refine(frame, table, det)
+    assert out.class_name == ["black_small"] and verdicts[0].class_id == CLASS_ID["black_small"]
+
+
+def test_a_stone_the_classifier_reads_as_a_pyramid_becomes_that_pyramid():
+    frame, table = frame_and_table()
+    det = Detections(np.array([[100, 100, 120, 120]], np.float32), np.array([CLASS_ID["stone_black"]]),
+                     np.array([0.9], np.float32))
+    out, verdicts = classifier_saying(CLASS_ID["black_small"]).refine(frame, table, det)
+    assert out.class_name == ["black_small"] and verdicts[0].pyramid_p >= PIECE_P
+
+
+def test_a_stone_the_classifier_calls_nothing_stays_a_stone():
+    """A marking stone says where a koan is: only the detector's word on it can drop it."""
+    frame, table = frame_and_table()
+    det = Detections(np.array([[100, 100, 120, 120]], np.float32), np.array([CLASS_ID["stone_white"]]),
+                     np.array([0.9], np.float32))
+    out, _ = classifier_saying(BACKGROUND).refine(frame, table, det)
+    assert out.class_name == ["stone_white"]
+
+
+def test_a_classifier_saved_before_stones_were_learnt_is_widened_to_go_on_from(tmp_path):
+    from vision.classify import _net, load_start
+    from vision.nets import save
+
+    path = save(_net(BACKGROUND + 1).state_dict(), tmp_path / "old-cls.pt", {})
+    state = load_start(path, N_CLASSES, "classifier", "zendo train-classifier")
+    w = [v for k, v in state.items() if k.endswith(".weight") and v.ndim == 2][-1]
+    assert w.shape[0] == N_CLASSES and torch.equal(w[FIRST_STONE], w[BACKGROUND])
+
+
+def test_training_crops_hold_the_stones_labelled_as_stones(tmp_path):
+    from vision.classify import folder_examples
+    from vision.eval import write_eval_set
+
+    folder = sorted(p.parent for p in write_eval_set(tmp_path / "one", 1, seed=424243).rglob("truth.json"))[0]
+    truth = json.loads((folder / "truth.json").read_text())
+    stones = {classifier_output(CLASS_ID[f"stone_{o['color']}"]) for o in truth["objects"]
+              if o["kind"] == "stone" and o["visible_px"] >= 12}
+    no_boxes = lambda rgb: Detections(np.zeros((0, 4), np.float32), np.zeros(0, int), np.zeros(0, np.float32))  # noqa: E731
+    x, y, o = folder_examples(folder, no_boxes, np.random.default_rng(0))
+    assert stones and stones <= set(y.tolist())
+    assert (o[y >= FIRST_STONE] == -1).all()  # stones teach the orientation net nothing
 
 
 def test_a_detection_the_classifier_calls_nothing_is_dropped():
@@ -126,11 +185,12 @@ def test_the_orientation_net_reading_goes_with_each_detection_to_the_pose_fit():
     frame, table = frame_and_table()
     det = Detections(np.array([[300, 200, 340, 240], [100, 100, 120, 120]], np.float32),
                      np.array([CLASS_ID["red_medium"], CLASS_ID["stone_white"]]), np.array([0.9, 0.8], np.float32))
-    out, verdicts = classifier_saying(CLASS_ID["red_large"], orientations=[1]).refine(frame, table, det)
+    out, verdicts = classifier_saying(CLASS_ID["red_large"], classifier_output(CLASS_ID["stone_white"]),
+                                      orientations=[1, 0]).refine(frame, table, det)
     assert np.argmax(verdicts[0].orientation) == 1 and verdicts[0].orientation[1] > 0.99
     assert out.orientation.shape == (2, N_ORIENTATIONS)
     assert out.orientation[0, 1] > 0.99
-    assert np.allclose(out.orientation[1], 1 / 3)  # a stone is not read: even odds, no prior
+    assert np.allclose(out.orientation[1], 1 / 3)  # a stone gets even odds: no prior
     assert np.allclose(out[[1, 0]].orientation[1], out.orientation[0])  # selection keeps rows with boxes
 
 

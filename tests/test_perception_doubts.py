@@ -1081,18 +1081,37 @@ def _stone_and_lying_small():
 
 
 def test_a_stone_standing_taller_than_a_marking_stone_is_a_missed_doubt_and_a_stone_is_not():
-    from vision.doubts import tall_stone_doubts
+    from vision.doubts import stone_doubts
 
     det, pts, valid, (piece_at, stone_at) = _stone_and_lying_small()
-    doubts = tall_stone_doubts(Scene(), det, pts, valid)
+    doubts = stone_doubts(Scene(), det, None, pts, valid)
     assert len(doubts) == 1 and doubts[0]["seen"] == "stone"
     assert np.linalg.norm(np.asarray(doubts[0]["at"]) - piece_at) < 10  # the lying piece, not the stone
 
 
 def test_a_tall_stone_whose_depth_a_fitted_piece_explains_is_no_doubt():
     """A stone box that takes in a fitted neighbour's depth (a marking stone beside its koan)."""
-    from vision.doubts import tall_stone_doubts
+    from vision.doubts import stone_doubts
 
     det, pts, valid, (piece_at, _) = _stone_and_lying_small()
     fitted = flat(Spec("p1", "green", "small"), tuple(piece_at), 30)
-    assert tall_stone_doubts(Scene(), det, pts, valid) and tall_stone_doubts(Scene((fitted,)), det, pts, valid) == []
+    assert stone_doubts(Scene(), det, None, pts, valid) and stone_doubts(Scene((fitted,)), det, None, pts, valid) == []
+
+
+def _verdict(pyramid_p: float):
+    """A stone's verdict whose whole reading gave pyramids `pyramid_p`."""
+    from vision.classify import FIRST_STONE, Verdict
+
+    return Verdict(FIRST_STONE, 1.0 - pyramid_p, 0, pyramid_p, pyramid_p=pyramid_p)
+
+
+def test_a_stone_the_classifier_reads_as_a_pyramid_is_a_missed_doubt_however_low_it_stands():
+    from vision.doubts import STONE_PIECE_P, stone_doubts
+
+    det, pts, valid, (_, stone_at) = _stone_and_lying_small()
+    flat_table = pts * np.array([1, 1, 0], np.float32)  # nothing stands tall anywhere
+    read = [_verdict(0.0), _verdict(STONE_PIECE_P + 0.01)]  # s1 may be a piece
+    doubts = stone_doubts(Scene(), det, read, flat_table, valid)
+    assert len(doubts) == 1 and doubts[0]["seen"] == "stone" and doubts[0]["p"] > STONE_PIECE_P
+    assert np.linalg.norm(np.asarray(doubts[0]["at"]) - stone_at) < 10
+    assert stone_doubts(Scene(), det, [_verdict(0.0)] * 2, flat_table, valid) == []

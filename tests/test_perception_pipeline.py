@@ -191,7 +191,7 @@ def test_zendo_eval_reports_every_figure(table, tmp_path):
     assert res.exit_code == 0, res.output
     out = json.loads(res.output[res.output.index("{"):])
     assert out["frames"] == 1
-    for key in ("detection", "color_size_accuracy_pct", "orientation_accuracy_pct", "position_error_mm",
+    for key in ("detection", "stones", "color_size_accuracy_pct", "orientation_accuracy_pct", "position_error_mm",
                 "axis_error_deg", "relation_accuracy_outside_band_pct", "marks", "latency"):
         assert key in out
     assert out["detection"]["precision_pct"] >= 80 and out["orientation_accuracy_pct"] >= 80
@@ -467,3 +467,19 @@ def test_the_eval_pairs_every_piece_it_can_within_reach():
     seen = Scene((upright(Spec("p1", "red", "small"), (19, 0)), upright(Spec("p2", "red", "small"), (1, 0))), ())
     pairs = {(seen.pieces[i].id, truth[j].id) for i, j, _ in match(seen, truth)}
     assert pairs == {("p1", "t1"), ("p2", "t2")}
+
+
+def test_the_eval_scores_marking_stones_and_counts_a_stone_read_where_a_piece_lies():
+    """A stone marks a koan: the eval says how many were found, whether their colour was right,
+    and how many "stones" were read where a true piece lies (a small piece lying flat taken for
+    one, whose koan then vanishes)."""
+    from vision.eval import stone_tallies
+    from zendo.scene import Stone
+
+    truth = Scene((flat(Spec("t1", "black", "small"), (80, 0), 30),),
+                  (Stone("s1", "white", (0.0, 0.0, 0.0)), Stone("s2", "green", (0.0, 60.0, 0.0))))
+    seen = Scene((), (Stone("a", "white", (3.0, 1.0, 0.0)), Stone("b", "black", (2.0, 58.0, 0.0)),
+                      Stone("c", "black", tuple(truth.pieces[0].centroid[:2]) + (0.0,))))
+    t = stone_tallies(seen, truth, {"s1": 119, "s2": 30})
+    assert t == {"stones_pred": 3, "stones_truth_visible": 1, "stones_matched_visible": 1, "stones_matched": 2,
+                 "stones_color_ok": 1, "stones_on_pieces": 1}

@@ -11,7 +11,11 @@ minutes (crops are 48 x 48), separately from the detector, and is evaluated on i
 
 Input channels (uint8 on disk, scaled here): R, G, B; height above the table (0.5 mm steps);
 depth valid; inside the detection box (which of the pieces in the crop is meant).
-Output: 15 pyramid classes (vision.classes order) and BACKGROUND (a false detection).
+Output: 15 pyramid classes (vision.classes order), BACKGROUND (a false detection), then the three
+marking stones (white, black, green). Why stones: the detector alone tells a stone from a small
+pyramid lying flat, and when it calls a piece a stone its koan vanishes without a doubt (930043,
+960000-); the classifier without stone crops read true stones as small pyramids (p up to 0.98),
+so it could not be the second witness until it had seen them.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .classes import CLASS_ID, PYRAMID_CLASSES
+from .classes import CLASS_ID, PYRAMID_CLASSES, STONE_CLASSES
 from .colors import DEFAULT_COLOR_MODEL, ColorModelError, ColorReader
 from .detect import MODELS_DIR, Detections
 from .nets import confusions, cpu_runner, load_net, pct, softmax
@@ -38,14 +42,35 @@ N_ORIENTATIONS = 3  # upright, flat, weird (vision.pose.ORIENTATIONS)
 CROP_MM = 96.0  # side of the window at the piece's depth: a large piece lying flat fits
 CROP_PX = 48
 HEIGHT_STEP_MM = 0.5
-N_CLASSES = len(PYRAMID_CLASSES) + 1
 BACKGROUND = len(PYRAMID_CLASSES)
+FIRST_STONE = BACKGROUND + 1  # the classifier's stone outputs follow "not a piece"
+N_CLASSES = FIRST_STONE + len(STONE_CLASSES)
 CHANNELS = 6
+PIECE_P = 0.5  # a "stone" the classifier reads as pyramids with this share becomes the likeliest one
 STONE_TALL_MM = 10.0  # a marking stone is about 6 mm tall; more than this in the middle of its box is a pyramid
 
 
 class ClassifierError(RuntimeError):
     """The classifier cannot run (missing or foreign weights); the message is one line."""
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+def is_stone_output(out: int) -> bool:
+    return out >= FIRST_STONE
+
+
+def detector_class(out: int) -> int:
+    """The detector's class id (vision.classes) of a classifier output that names a thing."""
+    if out == BACKGROUND:
+        raise ValueError("not a piece has no detector class")
+    return out - 1 if is_stone_output(out) else out
+
+
+def classifier_output(class_id: int) -> int:
+    """The classifier output of a detector class id: stones sit one further on, past BACKGROUND."""
+    return class_id + 1 if class_id >= len(PYRAMID_CLASSES) else class_id
 
 
 # --------------------------------------------------------------------------- crops
@@ -145,6 +170,7 @@ class Verdict:
     runner_up: int
     runner_up_p: float
     orientation: tuple[float, float, float] | None = None  # p(upright, flat, weird), with an orientation net
+    pyramid_p: float = 1.0  # the pyramids' share of the whole reading, before `verdicts` narrowed it
 
     def color(self) -> tuple[str | None, float]:
         """The colour read, with its probability summed over sizes (a stage that found the piece in
@@ -196,30 +222,38 @@ class PieceClassifier:
         return softmax(self._runner(self.orient_net), to_tensor(x), N_ORIENTATIONS)
 
     def verdicts(self, frame, table, detections: Detections, heights=None) -> list[Verdict | None]:
-        """One verdict per pyramid detection, and per "stone" that stands too tall to be one (a
-        small pyramid seen from above can pass for a stone); None where the detector's word stands.
-        `heights`: the frame's `height_map` when the caller has it already."""
+        """One verdict per detection, narrowed to the question its detection asks. A pyramid
+        detection: which pyramid, or nothing. Not which stone: on the tuning tables the detector
+        called no stone a pyramid, and the two pyramid boxes the classifier gave stones over half
+        its reading were true pieces (a yellow small in a tower, a black large half hidden). A
+        "stone": which pyramid, when the pyramids hold at least PIECE_P of the reading (a small
+        pyramid lying flat seen from above can pass for a stone) or its middle stands taller than
+        a stone can (`stands_tall`); else which stone, or nothing. `heights`: the frame's
+        `height_map` when the caller has it already."""
         from calibration.plane import height_map
 
+        out: list[Verdict | None] = [None] * len(detections)
+        if len(detections) == 0:
+            return out
         pts, valid = heights if heights is not None else height_map(frame, table)
         heights = pts[..., 2]
-        ask = np.array([bool(detections.is_pyramid[k]) or stands_tall(heights, valid, detections.xyxy[k])
-                        for k in range(len(detections))], bool)
-        idx = np.nonzero(ask)[0]
-        out: list[Verdict | None] = [None] * len(detections)
-        if len(idx) == 0:
-            return out
-        x = crops(frame.color, frame.depth_mm, heights, valid, frame.intrinsics.fx, detections.xyxy[idx])
+        x = crops(frame.color, frame.depth_mm, heights, valid, frame.intrinsics.fx, detections.xyxy)
         p = self.probabilities(x)
         po = self.orientations(x) if self.orient_net is not None else None
-        for j, k in enumerate(idx):
-            if not detections.is_pyramid[k]:
-                p[j, BACKGROUND] = 0.0  # something stands there: the question is only which pyramid
-                p[j] /= max(float(p[j].sum()), 1e-9)
-            order = np.argsort(-p[j])
+        for k in range(len(detections)):
+            pyramid_p = float(p[k, :BACKGROUND].sum())
+            q = p[k].copy()
+            if detections.is_pyramid[k]:
+                q[FIRST_STONE:] = 0.0
+            elif pyramid_p >= PIECE_P or stands_tall(heights, valid, detections.xyxy[k]):
+                q[BACKGROUND:] = 0.0  # a pyramid stands there: the question is only which
+            else:
+                q[:BACKGROUND] = 0.0  # the detector's stone stands; which stone, or nothing
+            q /= max(float(q.sum()), 1e-9)
+            order = np.argsort(-q)
             a, b = int(order[0]), int(order[1])
-            out[k] = Verdict(a, float(p[j, a]), b, float(p[j, b]),
-                             None if po is None else tuple(float(v) for v in po[j]))
+            out[k] = Verdict(a, float(q[a]), b, float(q[b]),
+                             None if po is None else tuple(float(v) for v in po[k]), pyramid_p)
         return out
 
     def read_box(self, frame, table, box: np.ndarray, heights=None) -> Verdict | None:
@@ -230,13 +264,19 @@ class PieceClassifier:
 
     def refine(self, frame, table, detections: Detections, heights=None) -> tuple[Detections, list[Verdict | None]]:
         """Pyramid detections get the classifier's colour x size; confident "not a piece" ones go;
-        a "stone" that stands too tall becomes the pyramid the classifier reads."""
+        a "stone" becomes the pyramid it
+        reads when it stands too tall for a stone or the pyramids' share is at least PIECE_P, and
+        else takes the stone colour it reads."""
         v = self.verdicts(frame, table, detections, heights)
         cls = detections.class_id.copy()
         conf = detections.confidence.copy()
         keep = np.ones(len(detections), bool)
         for k, vk in enumerate(v):
             if vk is None:
+                continue
+            if not detections.is_pyramid[k]:  # a "stone": the pyramid or the stone read (never dropped)
+                if vk.class_id != BACKGROUND:
+                    cls[k] = detector_class(vk.class_id)
                 continue
             if vk.class_id == BACKGROUND:
                 if vk.confidence >= self.background_p:
@@ -246,12 +286,51 @@ class PieceClassifier:
             else:
                 cls[k], p = vk.class_id, vk.confidence
             conf[k] = min(float(conf[k]), p) if p < 0.5 else float(conf[k])
+        is_pyr = cls < len(PYRAMID_CLASSES)
         orient = None
-        if self.orient_net is not None:  # boxes not read (stones) get even odds: no prior
-            orient = np.array([vk.orientation if vk is not None and vk.orientation is not None
-                               else (1 / N_ORIENTATIONS,) * N_ORIENTATIONS for vk in v], np.float32)
+        if self.orient_net is not None:  # stones get even odds: no prior
+            orient = np.array([vk.orientation if vk is not None and vk.orientation is not None and is_pyr[k]
+                               else (1 / N_ORIENTATIONS,) * N_ORIENTATIONS for k, vk in enumerate(v)], np.float32)
         refined = replace(detections, class_id=cls, confidence=conf, orientation=orient)[keep]
         return refined, [vk for vk, kk in zip(v, keep) if kk]
+
+def widened(state: dict, n_out: int = N_CLASSES) -> dict:
+    """A classifier state dict with `n_out` outputs from one with fewer (the 16-output classifier
+    from before stones were learnt): the new outputs start as copies of "not a piece", the nearest
+    thing they had been read as, so training goes on from what the old net knew."""
+    import torch
+
+    key = next(k for k in reversed(list(state)) if k.endswith(".weight") and state[k].ndim == 2)
+    bias = key[: -len("weight")] + "bias"
+    w, b = state[key], state[bias]
+    extra = n_out - w.shape[0]
+    if extra <= 0:
+        return state
+    out = dict(state)
+    out[key] = torch.cat([w, w[BACKGROUND:BACKGROUND + 1].repeat(extra, 1)])
+    out[bias] = torch.cat([b, b[BACKGROUND:BACKGROUND + 1].repeat(extra)])
+    return out
+
+
+def load_start(weights: Path, n_out: int, what: str, how: str) -> dict:
+    """The state dict training goes on from: the saved net's, widened when it is a classifier
+    saved with fewer outputs (`widened`)."""
+    import torch
+
+    try:
+        return _load_net(weights, n_out, what, how).state_dict()
+    except ClassifierError:
+        if n_out != N_CLASSES:
+            raise
+        try:
+            state = torch.load(weights, map_location="cpu", weights_only=True)["state_dict"]
+            net = _net(n_out)
+            net.load_state_dict(widened(state, n_out))
+        except Exception:  # noqa: BLE001 - not an older classifier either: the first error says why
+            pass
+        else:
+            return net.state_dict()
+        raise
 
 
 def _load_net(weights: Path, n_out: int, what: str, how: str):
@@ -296,10 +375,11 @@ def load_classifier(weights: str | Path | None = None, orientation: str | Path |
 
 def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: int = 2
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Crops and labels from one render folder with truth.json: the detector's boxes (labelled by
-    the truth box they overlap, or BACKGROUND), and each visible truth box with a few jittered
-    copies (boxes a detector might draw). Labels: the class, and the orientation index of
-    vision.pose.ORIENTATIONS as the rulebook reads the truth piece (-1 for BACKGROUND)."""
+    """Crops and labels from one render folder with truth.json: the detector's boxes, pyramids and
+    stones (labelled by the truth box they overlap, or BACKGROUND), and each visible truth box with
+    a few jittered copies (boxes a detector might draw). Labels: the classifier output, and the
+    orientation index of vision.pose.ORIENTATIONS as the rulebook reads the truth piece (-1 for
+    BACKGROUND and stones)."""
     import torch
     from torchvision.ops import box_iou
 
@@ -313,16 +393,15 @@ def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: in
     frame = next(iter(RenderFolderSource(folder).frames()))
     truth = json.loads((folder / "truth.json").read_text())
     pieces = {p.id: p for p in scene_from_dict(truth["scene"], check_geometry=False).pieces}
-    objs = [o for o in truth["objects"] if o["kind"] == "piece" and o["visible_px"] >= 12]
+    objs = [o for o in truth["objects"] if o["visible_px"] >= 12]
     tboxes = np.array([o["box"] for o in objs], np.float32).reshape(-1, 4)
-    tcls = np.array([CLASS_ID.get(f"{o['color']}_{o['size']}", -1) for o in objs])
+    tcls = np.array([_truth_output(o) for o in objs])
     rel = RelationsConfig()
-    tori = [ORIENTATIONS.index(orientation(pieces[o["id"]], rel).value) for o in objs]
+    tori = [ORIENTATIONS.index(orientation(pieces[o["id"]], rel).value) if o["kind"] == "piece" else -1 for o in objs]
     table, _ = fit_table(frame)
     pts, valid = height_map(frame, table)
     boxes, labels, orients = [], [], []
     det = detector(frame.color)
-    det = det[det.is_pyramid]
     if len(det):
         iou = box_iou(torch.from_numpy(det.xyxy), torch.from_numpy(tboxes)).numpy()
         for k in range(len(det)):
@@ -344,6 +423,13 @@ def folder_examples(folder: Path, detector, rng: np.random.Generator, jitter: in
         return np.zeros((0, CHANNELS, CROP_PX, CROP_PX), np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)
     x = crops(frame.color, frame.depth_mm, pts[..., 2], valid, frame.intrinsics.fx, np.array(boxes, np.float32))
     return x, np.array(labels, np.int64), np.array(orients, np.int64)
+
+
+def _truth_output(obj: dict) -> int:
+    """The classifier output a truth object should be read as; -1 for one it has no class for (a
+    Xeno colour)."""
+    name = f"stone_{obj['color']}" if obj["kind"] == "stone" else f"{obj['color']}_{obj['size']}"
+    return classifier_output(CLASS_ID[name]) if name in CLASS_ID else -1
 
 
 def build_examples(folders: Iterable[Path], detector, seed: int = 0, progress: bool = True
@@ -454,20 +540,26 @@ def score(clf: PieceClassifier, x: np.ndarray, y: np.ndarray, sure: float = 0.9)
     p = clf.probabilities(x)
     pred = p.argmax(1)
     top = p.max(1)
-    pyr = y != BACKGROUND
-    names = PYRAMID_CLASSES + ("background",)
+    pyr = y < BACKGROUND
+    bg = y == BACKGROUND
+    stone = y >= FIRST_STONE
+    names = PYRAMID_CLASSES + ("background",) + STONE_CLASSES
     colour = lambda c: np.array([names[i].split("_")[0] for i in c])  # noqa: E731
     size = lambda c: np.array([names[i].split("_")[-1] for i in c])  # noqa: E731
     return {
-        "crops": int(len(y)), "pyramid_crops": int(pyr.sum()), "background_crops": int((~pyr).sum()),
+        "crops": int(len(y)), "pyramid_crops": int(pyr.sum()), "background_crops": int(bg.sum()),
+        "stone_crops": int(stone.sum()),
         "color_size_accuracy_pct": pct(pred[pyr] == y[pyr]),
         "color_accuracy_pct": pct(colour(pred[pyr]) == colour(y[pyr])),
         "size_accuracy_pct": pct(size(pred[pyr]) == size(y[pyr])),
-        "background_recall_pct": pct(pred[~pyr] == BACKGROUND),
+        "background_recall_pct": pct(pred[bg] == BACKGROUND),
         "pyramids_called_background_pct": pct(pred[pyr] == BACKGROUND),
+        "stone_recall_pct": pct(pred[stone] >= FIRST_STONE),
+        "stone_color_accuracy_pct": pct(pred[stone] == y[stone]),
+        "pyramids_called_stone_pct": pct(pred[pyr] >= FIRST_STONE),
         f"share_above_{sure}_pct": pct(top >= sure),
         f"accuracy_above_{sure}_pct": pct((pred == y)[top >= sure]),
-        "top_confusions": confusions(y[pyr], pred[pyr], names, top=8),
+        "top_confusions": confusions(y[~bg], pred[~bg], names, top=8),
     }
 
 

@@ -94,7 +94,7 @@ def _start_state(start: str | None, task: str) -> dict | None:
 
     from zendo.cli import UserError
 
-    from .classify import N_CLASSES, N_ORIENTATIONS, ClassifierError, _load_net
+    from .classify import N_CLASSES, N_ORIENTATIONS, ClassifierError, load_start
 
     if start is None:
         return None
@@ -102,7 +102,7 @@ def _start_state(start: str | None, task: str) -> dict | None:
         raise UserError("--from: the colour model trains from scratch (a minute on a CPU)")
     n_out, what = (N_CLASSES, "classifier") if task == "class" else (N_ORIENTATIONS, "orientation")
     try:
-        return _load_net(Path(start), n_out, what, "zendo train-classifier").state_dict()
+        return load_start(Path(start), n_out, what, "zendo train-classifier")
     except ClassifierError as exc:
         raise UserError(str(exc)) from None
 

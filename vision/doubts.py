@@ -8,9 +8,10 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
 - missed: above-table depth that no fitted piece's silhouette (nor a stone) explains, in a blob
   big enough to be a piece the detector missed; or, at the picture's edge, a patch of colour
   unlike the table's that stands a little above the table around it (`edge_color_blobs`): a
-  piece mostly out of view shows there as a sliver too low for depth alone; or a "stone"
-  whose box stands taller than a marking stone can (`tall_stone_doubts`, `"seen": "stone"`): a
-  small piece lying flat seen from above can pass for a stone, and then its koan vanishes;
+  piece mostly out of view shows there as a sliver too low for depth alone; or a "stone" the
+  classifier reads as maybe a pyramid, or whose box stands taller than a marking stone can
+  (`stone_doubts`, `"seen": "stone"`): a small piece lying flat seen from above can pass for a
+  stone, and then its koan vanishes;
 - misfit: a fitted piece explains its depth poorly (RMS residual over MISFIT_RMS_MM), which on
   the tuning tables meant a piece missed there more often than not (two pieces read as one, a
   piece lying across others, a tower read short);
@@ -69,6 +70,7 @@ EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece
 # a good fit leaves about 1 mm; over 5 mm the tuning tables (900000-, 920000-) had 5 and 12 fewer
 # wrong marks unflagged for 0.0 and 0.6 points more right marks flagged (4 mm: more right, no fewer wrong)
 MISFIT_RMS_MM = 5.0
+STONE_PIECE_P = 0.1  # a stone the classifier reads as pyramids with this share may be one
 
 
 def class_doubts(fits, verdicts) -> list[dict]:
@@ -281,8 +283,10 @@ def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, v
     return out
 
 
-def tall_stone_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray) -> list[dict]:
-    """A "missed" doubt (`"seen": "stone"`) at each stone whose box's depth, less what fitted
+def stone_doubts(scene: Scene, detections: Detections, verdicts, table_pts: np.ndarray, valid: np.ndarray
+                 ) -> list[dict]:
+    """A "missed" doubt (`"seen": "stone"`) at each stone that may be a pyramid: the classifier
+    gives pyramids at least STONE_PIECE_P of its reading, or its box's depth, less what fitted
     pieces explain (`unexplained`), has its 90th percentile over STONE_TALL_MM: a marking stone is
     about 6 mm tall, a small piece lying flat 14 mm. The classifier already re-reads a "stone"
     whose box's middle stands that tall (its median); a lying small one is a wedge, low at one
@@ -290,21 +294,26 @@ def tall_stone_doubts(scene: Scene, detections: Detections, table_pts: np.ndarra
     read as stones, 3 of them pieces): over 10 mm at the 90th percentile, 1 of the 3 pieces
     (11.4 mm; the other two show a few pixels at 3-6 mm) and 1 stone (10.3 mm; 8.9 mm is the
     stones' 99th percentile)."""
-    boxes = [tuple(max(0, int(v)) for v in box) for box in np.round(detections.xyxy[~detections.is_pyramid]).astype(int)]
-    if not boxes:
+    stones = np.nonzero(~detections.is_pyramid)[0]
+    if len(stones) == 0:
         return []
+    boxes = {k: tuple(max(0, int(v)) for v in np.round(detections.xyxy[k]).astype(int)) for k in stones}
     in_boxes = np.zeros(valid.shape, bool)
-    for x0, y0, x1, y1 in boxes:
+    for x0, y0, x1, y1 in boxes.values():
         in_boxes[y0:y1 + 1, x0:x1 + 1] = True
     free = unexplained(scene, table_pts, valid & in_boxes)
     out = []
-    for x0, y0, x1, y1 in boxes:
+    for k, (x0, y0, x1, y1) in boxes.items():
         pix = np.argwhere(valid[y0:y1 + 1, x0:x1 + 1]) + (y0, x0)
         if len(pix) < 5:
             continue
-        pix = pix[free[pix[:, 0], pix[:, 1]]]
-        if len(pix) >= 5 and float(np.percentile(table_pts[pix[:, 0], pix[:, 1], 2], 90)) > STONE_TALL_MM:
-            out.append(_missed(table_pts, pix, seen="stone"))
+        v = verdicts[k] if verdicts is not None and k < len(verdicts) else None
+        read = v is not None and v.pyramid_p >= STONE_PIECE_P
+        loose = pix[free[pix[:, 0], pix[:, 1]]]
+        if len(loose) >= 5 and float(np.percentile(table_pts[loose[:, 0], loose[:, 1], 2], 90)) > STONE_TALL_MM:
+            out.append(_missed(table_pts, loose, seen="stone"))
+        elif read:
+            out.append(_missed(table_pts, pix, seen="stone", p=round(v.pyramid_p, 3)))
     return out
 
 
@@ -413,7 +422,7 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     doubts = without_repeats(
         class_doubts(fits, verdicts) + absent + covers(scene.pieces) + misfit_doubts(fits)
         + orientation_doubts(fits, detections)
-        + missed_doubts(scene, detections, table_pts, valid, rgb) + tall_stone_doubts(scene, detections, table_pts, valid)
+        + missed_doubts(scene, detections, table_pts, valid, rgb) + stone_doubts(scene, detections, verdicts, table_pts, valid)
         + edge_doubts(scene, project, valid.shape)
         + joined(scene.pieces) + held(scene.pieces) + list(stage_doubts))
     return with_their_doubts(doubts + lying_stack_doubts(scene.pieces, doubts))

@@ -87,6 +87,36 @@ def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]
     return [(int(i), int(j), float(D[i, j])) for i, j in zip(ri, ci) if D[i, j] <= MATCH_MM]
 
 
+def match_stones(pred: Scene, truth: Scene) -> list[tuple[int, int]]:
+    """Pairs (pred index, truth index) of marking stones by optimal assignment within MATCH_MM
+    on the table (a stone has no pose to speak of, only where it lies)."""
+    from scipy.optimize import linear_sum_assignment
+
+    if not pred.stones or not truth.stones:
+        return []
+    pc = np.array([s.position[:2] for s in pred.stones], float)
+    tc = np.array([s.position[:2] for s in truth.stones], float)
+    D = np.linalg.norm(pc[:, None] - tc[None], axis=2)
+    ri, ci = linear_sum_assignment(np.where(D <= MATCH_MM, D, 1e6))
+    return [(int(i), int(j)) for i, j in zip(ri, ci) if D[i, j] <= MATCH_MM]
+
+
+def stone_tallies(pred: Scene, truth: Scene, visible: dict[str, int]) -> dict:
+    """What the stones came to. Why scored: a marking stone says where a koan is and how it was
+    marked, and a small piece lying flat can pass for one (then its koan vanishes)."""
+    pairs = match_stones(pred, truth)
+    tpieces = np.array([p.centroid[:2] for p in truth.pieces], float).reshape(-1, 2)
+    unmatched = [s for i, s in enumerate(pred.stones) if i not in {a for a, _ in pairs}]
+    on_piece = sum(1 for s in unmatched if len(tpieces)
+                   and float(np.linalg.norm(tpieces - np.asarray(s.position[:2]), axis=1).min()) <= MATCH_MM)
+    return {"stones_pred": len(pred.stones), "stones_truth_visible": sum(
+                1 for s in truth.stones if visible.get(s.id, 0) >= MIN_VISIBLE_PX),
+            "stones_matched_visible": sum(1 for _, j in pairs if visible.get(truth.stones[j].id, 0) >= MIN_VISIBLE_PX),
+            "stones_matched": len(pairs),
+            "stones_color_ok": sum(1 for i, j in pairs if pred.stones[i].color == truth.stones[j].color),
+            "stones_on_pieces": on_piece}
+
+
 def _axis_err(a: Piece, b: Piece) -> float:
     return float(np.degrees(np.arccos(np.clip(a.axis @ b.axis, -1, 1))))
 
@@ -134,7 +164,8 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
     visible = {o["id"]: o["visible_px"] for o in truth["objects"] if o["kind"] == "piece"}
     tp_list = list(tscene.pieces)
     pairs = match(pred, tp_list)
-    out: dict = {"n_pred": len(pred.pieces), "n_truth": len(tp_list),
+    stone_visible = {o["id"]: o["visible_px"] for o in truth["objects"] if o["kind"] == "stone"}
+    out: dict = {**stone_tallies(pred, tscene, stone_visible), "n_pred": len(pred.pieces), "n_truth": len(tp_list),
                  "n_truth_visible": sum(1 for p in tp_list if visible.get(p.id, 0) >= MIN_VISIBLE_PX),
                  "matched": len(pairs),
                  "matched_visible": sum(1 for _, j, _ in pairs if visible.get(tp_list[j].id, 0) >= MIN_VISIBLE_PX),
@@ -294,6 +325,8 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
                                                    "matched_visible", "cls_ok", "cls_ok_visible", "color_ok",
                                                    "size_ok", "orient_ok", "orient_n", "rel_ok", "rel_n", "uncertain",
                                                    "koans_out_of_view")}
+    st = {k: sum(f.get(k, 0) for f in frames) for k in ("stones_pred", "stones_truth_visible", "stones_matched",
+                                                        "stones_matched_visible", "stones_color_ok", "stones_on_pieces")}
     pos = np.array([e for f in frames for e in f["pos_err"]])
     ax = np.array([e for f in frames for e in f["axis_err"]])
     marks = [m for f in frames for m in f["marks"]]
@@ -329,6 +362,11 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
         "detection": {"precision_pct": _pct(tot["matched"], tot["n_pred"]),
                       "recall_pct": _pct(tot["matched"], tot["n_truth"]),
                       "recall_visible_pct": _pct(tot["matched_visible"], tot["n_truth_visible"])},
+        "stones": {"predicted": st["stones_pred"], "visible": st["stones_truth_visible"],
+                   "precision_pct": _pct(st["stones_matched"], st["stones_pred"]),
+                   "recall_visible_pct": _pct(st["stones_matched_visible"], st["stones_truth_visible"]),
+                   "color_accuracy_pct": _pct(st["stones_color_ok"], st["stones_matched"]),
+                   "read_on_a_piece": st["stones_on_pieces"]},
         "color_size_accuracy_pct": _pct(tot["cls_ok"], tot["matched"]),
         "color_size_accuracy_visible_pct": _pct(tot["cls_ok_visible"], tot["matched_visible"]),
         "color_size_errors_by_cause": {c: sum(f["class_errors"].count(c) for f in frames) for c in CLASS_ERROR_CAUSES},
@@ -412,6 +450,13 @@ def _shown(path) -> str:
     return str(p.relative_to(root)) if p.is_relative_to(root) else str(path)
 
 
+def _stones_row(st: dict | None) -> str:
+    if not st:
+        return "-"
+    return (f"{st['precision_pct']} % / {st['recall_visible_pct']} %  (colour {st['color_accuracy_pct']} %, "
+            f"{st['read_on_a_piece']} read where a piece lies)")
+
+
 def format_table(s: dict) -> str:
     """A readable table of the figures (for people; the JSON is for machines)."""
     rows = [
@@ -422,6 +467,7 @@ def format_table(s: dict) -> str:
         ("colour x size, pieces showing >= 60 px", f"{s.get('color_size_accuracy_visible_pct')} %"),
         ("colour x size errors by cause", ", ".join(f"{k} {v}" for k, v in s.get("color_size_errors_by_cause", {}).items())),
         ("orientation accuracy", f"{s['orientation_accuracy_pct']} %"),
+        ("stones precision / recall (visible)", _stones_row(s.get("stones"))),
         ("position error median / p95", f"{s['position_error_mm']['median']} / {s['position_error_mm']['p95']} mm"),
         ("axis error median / p95", f"{s['axis_error_deg']['median']} / {s['axis_error_deg']['p95']} deg"),
         ("relations outside band", f"{s['relation_accuracy_outside_band_pct']} % of {s['relations_scored']}"),
