@@ -306,3 +306,17 @@ def test_train_classifier_refuses_weights_it_cannot_go_on_from(tmp_path):
     res = CliRunner().invoke(main, ["train-classifier", "--task", "colour", "--data", str(data),
                                     "--from", str(DEFAULT_CLASSIFIER)])
     assert res.exit_code != 0 and "--from: the colour model trains from scratch" in res.output
+
+
+def test_eval_classifier_scores_stones_apart_from_pyramids():
+    """`zendo eval-classifier` says how often a stone crop is read as a stone, and how often a
+    pyramid is read as one (which would lose a piece)."""
+    from vision.classify import score
+
+    stone = classifier_output(CLASS_ID["stone_green"])
+    y = np.array([CLASS_ID["red_small"], CLASS_ID["green_small"], stone, stone, BACKGROUND])
+    clf = classifier_saying(CLASS_ID["red_small"], stone, stone, CLASS_ID["green_small"], BACKGROUND)
+    out = score(clf, np.zeros((5, 6, CROP_PX, CROP_PX), np.uint8), y)
+    assert out["pyramid_crops"] == 2 and out["stone_crops"] == 2 and out["background_crops"] == 1
+    assert out["stone_recall_pct"] == 50.0 and out["pyramids_called_stone_pct"] == 50.0
+    assert out["color_size_accuracy_pct"] == 50.0 and out["background_recall_pct"] == 100.0

@@ -54,7 +54,7 @@ def _task_examples(folders: list, det_conf: float, seed: int, task: str):
 @click.option("--seed", type=click.IntRange(min=0), default=0)
 @click.option("--det-conf", type=click.FloatRange(0, 1), default=0.05, help="Detector threshold for the crops.")
 @click.option("--task", type=click.Choice(["class", "orientation", "colour"]), default="class", show_default=True,
-              help="class: colour x size or not a piece; orientation: upright, flat or weird; "
+              help="class: colour x size, a marking stone, or not a piece; orientation: upright, flat or weird; "
                    "colour: the colour of a pixel set (a tower's band), from the truth masks.")
 @click.option("--out", default=None, help="Default: models/zendo-cls.pt (class), models/zendo-orient.pt "
                                           "(orientation), models/zendo-colour.pt (colour).")
