@@ -264,9 +264,8 @@ class PieceClassifier:
 
     def refine(self, frame, table, detections: Detections, heights=None) -> tuple[Detections, list[Verdict | None]]:
         """Pyramid detections get the classifier's colour x size; confident "not a piece" ones go;
-        a "stone" becomes the pyramid it
-        reads when it stands too tall for a stone or the pyramids' share is at least PIECE_P, and
-        else takes the stone colour it reads."""
+        a "stone" becomes the pyramid it reads when it stands too tall for a stone or the
+        pyramids' share is at least PIECE_P, and else takes the stone colour it reads."""
         v = self.verdicts(frame, table, detections, heights)
         cls = detections.class_id.copy()
         conf = detections.confidence.copy()
@@ -294,6 +293,7 @@ class PieceClassifier:
         refined = replace(detections, class_id=cls, confidence=conf, orientation=orient)[keep]
         return refined, [vk for vk, kk in zip(v, keep) if kk]
 
+
 def widened(state: dict, n_out: int = N_CLASSES) -> dict:
     """A classifier state dict with `n_out` outputs from one with fewer (the 16-output classifier
     from before stones were learnt): the new outputs start as copies of "not a piece", the nearest
@@ -319,18 +319,15 @@ def load_start(weights: Path, n_out: int, what: str, how: str) -> dict:
 
     try:
         return _load_net(weights, n_out, what, how).state_dict()
-    except ClassifierError:
+    except ClassifierError as first:
         if n_out != N_CLASSES:
             raise
         try:
-            state = torch.load(weights, map_location="cpu", weights_only=True)["state_dict"]
             net = _net(n_out)
-            net.load_state_dict(widened(state, n_out))
+            net.load_state_dict(widened(torch.load(weights, map_location="cpu", weights_only=True)["state_dict"], n_out))
         except Exception:  # noqa: BLE001 - not an older classifier either: the first error says why
-            pass
-        else:
-            return net.state_dict()
-        raise
+            raise first from None
+        return net.state_dict()
 
 
 def _load_net(weights: Path, n_out: int, what: str, how: str):

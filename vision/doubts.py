@@ -70,7 +70,7 @@ EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece
 # a good fit leaves about 1 mm; over 5 mm the tuning tables (900000-, 920000-) had 5 and 12 fewer
 # wrong marks unflagged for 0.0 and 0.6 points more right marks flagged (4 mm: more right, no fewer wrong)
 MISFIT_RMS_MM = 5.0
-STONE_PIECE_P = 0.25  # a stone the classifier reads as pyramids with this share may be one (tuning: true stones reach 0.21)
+STONE_PIECE_P = 0.25  # a stone the classifier reads as pyramids with this share may be one (tuning: stones <= 0.21)
 
 
 def class_doubts(fits, verdicts) -> list[dict]:
@@ -292,10 +292,10 @@ def stone_doubts(scene: Scene, detections: Detections, verdicts, table_pts: np.n
     what fitted pieces explain (`unexplained`), has its 90th percentile over STONE_TALL_MM: a
     marking stone is about 6 mm tall, a small piece lying flat 14 mm. The classifier already
     re-reads a "stone" whose box's middle stands that tall (its median); a lying small one is a
-    wedge, low at one end, so its median passes for a stone's. Tuning tables (900000-, 920000-, 930000-: 571 boxes
-    read as stones, 3 of them pieces): over 10 mm at the 90th percentile, 1 of the 3 pieces
-    (11.4 mm; the other two show a few pixels at 3-6 mm) and 1 stone (10.3 mm; 8.9 mm is the
-    stones' 99th percentile)."""
+    wedge, low at one end, so its median passes for a stone's. Tuning tables (900000-, 920000-,
+    930000-: 571 boxes read as stones, 3 of them pieces): over 10 mm at the 90th percentile, 1 of
+    the 3 pieces (11.4 mm; the other two show a few pixels at 3-6 mm) and 1 stone (10.3 mm; 8.9 mm
+    is the stones' 99th percentile)."""
     stones = np.nonzero(~detections.is_pyramid)[0]
     if len(stones) == 0:
         return []

@@ -72,33 +72,30 @@ def to_truth_frame(scene: Scene, perceived_cam_to_table: np.ndarray, truth_cam_t
     return Scene(pieces, stones, scene.extra)
 
 
-def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]]:
-    """Pairs (pred index, truth index, centroid distance) by optimal assignment within MATCH_MM."""
+def _pairs_within_reach(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int, float]]:
+    """One-to-one pairs (a index, b index, distance) of two point sets by optimal assignment,
+    each within MATCH_MM. Pairs beyond MATCH_MM all cost alike: minimising raw distances would
+    pair a point with a far one (dropped below) to shorten another pair, and leave a pair within
+    reach unmatched."""
     from scipy.optimize import linear_sum_assignment
 
-    if not pred.pieces or not truth_pieces:
+    if not len(a) or not len(b):
         return []
-    pc = np.array([p.centroid for p in pred.pieces])
-    tc = np.array([p.centroid for p in truth_pieces])
-    D = np.linalg.norm(pc[:, None] - tc[None], axis=2)
-    # pairs beyond MATCH_MM all cost alike: minimising raw distances would pair a piece with a
-    # far one (dropped below) to shorten another pair, and leave a pair within reach unmatched
+    D = np.linalg.norm(np.asarray(a, float)[:, None] - np.asarray(b, float)[None], axis=2)
     ri, ci = linear_sum_assignment(np.where(D <= MATCH_MM, D, 1e6))
     return [(int(i), int(j), float(D[i, j])) for i, j in zip(ri, ci) if D[i, j] <= MATCH_MM]
 
 
-def match_stones(pred: Scene, truth: Scene) -> list[tuple[int, int]]:
-    """Pairs (pred index, truth index) of marking stones by optimal assignment within MATCH_MM
-    on the table (a stone has no pose to speak of, only where it lies)."""
-    from scipy.optimize import linear_sum_assignment
+def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]]:
+    """Pairs (pred index, truth index, centroid distance) by optimal assignment within MATCH_MM."""
+    return _pairs_within_reach([p.centroid for p in pred.pieces], [p.centroid for p in truth_pieces])
 
-    if not pred.stones or not truth.stones:
-        return []
-    pc = np.array([s.position[:2] for s in pred.stones], float)
-    tc = np.array([s.position[:2] for s in truth.stones], float)
-    D = np.linalg.norm(pc[:, None] - tc[None], axis=2)
-    ri, ci = linear_sum_assignment(np.where(D <= MATCH_MM, D, 1e6))
-    return [(int(i), int(j)) for i, j in zip(ri, ci) if D[i, j] <= MATCH_MM]
+
+def match_stones(pred: Scene, truth: Scene) -> list[tuple[int, int]]:
+    """Pairs (pred index, truth index) of marking stones within MATCH_MM on the table (a stone has
+    no pose to speak of, only where it lies)."""
+    return [(i, j) for i, j, _ in _pairs_within_reach([s.position[:2] for s in pred.stones],
+                                                      [s.position[:2] for s in truth.stones])]
 
 
 def stone_tallies(pred: Scene, truth: Scene, visible: dict[str, int]) -> dict:
