@@ -683,6 +683,8 @@ def test_a_doubt_the_master_has_settled_no_longer_makes_a_judgment_call():
     ({"kind": "orientation", "piece": "p3", "as": "flat"}, "p3 may be lying flat"),
     ({"kind": "missed", "at": [12.4, -3.0], "seen": "stone"},
      "what was read as a stone at (12, -3) mm stands taller than a marking stone: it may be a small piece lying there"),
+    ({"kind": "missed", "at": [12.4, -3.0], "seen": "stone", "p": 0.3},
+     "what was read as a stone at (12, -3) mm looks partly like a pyramid to the classifier: it may be a small piece lying there"),
     ({"kind": "tower", "piece": "p3", "towers": [["medium", "small"]]}, "p3 may be a tower of smaller pieces (small on medium)"),
     ({"kind": "held", "piece": "p3", "height_mm": 44.5},
      "p3 is 44 mm off the table with nothing seen under it: a piece the camera missed may hold it up, or it may rest on the table"),

@@ -239,21 +239,25 @@ class PieceClassifier:
         heights = pts[..., 2]
         x = crops(frame.color, frame.depth_mm, heights, valid, frame.intrinsics.fx, detections.xyxy)
         p = self.probabilities(x)
-        po = self.orientations(x) if self.orient_net is not None else None
+        pyramid_p = p[:, :BACKGROUND].sum(axis=1)
+        asks_pyramid = [bool(detections.is_pyramid[k]) or pyramid_p[k] >= PIECE_P
+                        or stands_tall(heights, valid, detections.xyxy[k]) for k in range(len(detections))]
+        rows = np.nonzero(asks_pyramid)[0]  # only a pyramid's crop has an orientation worth reading
+        po = dict(zip(rows, self.orientations(x[rows]))) if self.orient_net is not None and len(rows) else {}
         for k in range(len(detections)):
-            pyramid_p = float(p[k, :BACKGROUND].sum())
             q = p[k].copy()
             if detections.is_pyramid[k]:
                 q[FIRST_STONE:] = 0.0
-            elif pyramid_p >= PIECE_P or stands_tall(heights, valid, detections.xyxy[k]):
+            elif asks_pyramid[k]:
                 q[BACKGROUND:] = 0.0  # a pyramid stands there: the question is only which
             else:
                 q[:BACKGROUND] = 0.0  # the detector's stone stands; which stone, or nothing
             q /= max(float(q.sum()), 1e-9)
             order = np.argsort(-q)
             a, b = int(order[0]), int(order[1])
-            out[k] = Verdict(a, float(q[a]), b, float(q[b]),
-                             None if po is None else tuple(float(v) for v in po[k]), pyramid_p)
+            o = po.get(k)
+            out[k] = Verdict(a, float(q[a]), b, float(q[b]), None if o is None else tuple(float(v) for v in o),
+                             float(pyramid_p[k]))
         return out
 
     def read_box(self, frame, table, box: np.ndarray, heights=None) -> Verdict | None:
@@ -285,11 +289,10 @@ class PieceClassifier:
             else:
                 cls[k], p = vk.class_id, vk.confidence
             conf[k] = min(float(conf[k]), p) if p < 0.5 else float(conf[k])
-        is_pyr = cls < len(PYRAMID_CLASSES)
         orient = None
-        if self.orient_net is not None:  # stones get even odds: no prior
-            orient = np.array([vk.orientation if vk is not None and vk.orientation is not None and is_pyr[k]
-                               else (1 / N_ORIENTATIONS,) * N_ORIENTATIONS for k, vk in enumerate(v)], np.float32)
+        if self.orient_net is not None:  # stones were not read for it: even odds, no prior
+            orient = np.array([vk.orientation if vk is not None and vk.orientation is not None
+                               else (1 / N_ORIENTATIONS,) * N_ORIENTATIONS for vk in v], np.float32)
         refined = replace(detections, class_id=cls, confidence=conf, orientation=orient)[keep]
         return refined, [vk for vk, kk in zip(v, keep) if kk]
 

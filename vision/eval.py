@@ -103,7 +103,8 @@ def stone_tallies(pred: Scene, truth: Scene, visible: dict[str, int]) -> dict:
     marked, and a small piece lying flat can pass for one (then its koan vanishes)."""
     pairs = match_stones(pred, truth)
     tpieces = np.array([p.centroid[:2] for p in truth.pieces], float).reshape(-1, 2)
-    unmatched = [s for i, s in enumerate(pred.stones) if i not in {a for a, _ in pairs}]
+    matched = {i for i, _ in pairs}
+    unmatched = [s for i, s in enumerate(pred.stones) if i not in matched]
     on_piece = sum(1 for s in unmatched if len(tpieces)
                    and float(np.linalg.norm(tpieces - np.asarray(s.position[:2]), axis=1).min()) <= MATCH_MM)
     return {"stones_pred": len(pred.stones), "stones_truth_visible": sum(

@@ -12,8 +12,9 @@ alternative koan:
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
   table, or one lying flat), so a smaller piece may be hidden under it;
 - "missed": something stands on the table that no piece explains (a piece the detector missed),
-  or what was read as a stone stands taller than one ("seen": "stone"; a small piece lying flat
-  can pass for a stone), so a piece may stand, or lie, there;
+  or what was read as a stone stands taller than one, or the classifier reads it as maybe a
+  pyramid ("seen": "stone"; a small piece lying flat can pass for a stone), so a piece may
+  stand, or lie, there;
 - "unboxed": a piece found in depth alone (no detection boxed it), so it may be any piece
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
@@ -145,8 +146,10 @@ def describe(d: Mapping) -> str:
     if k == "stacked":
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
     if d.get("seen") == "stone":
-        return (f"what was read as a stone at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm stands taller than a marking "
-                "stone: it may be a small piece lying there")
+        why = ("looks partly like a pyramid to the classifier" if "p" in d  # vision.doubts.stone_doubts
+               else "stands taller than a marking stone")
+        return (f"what was read as a stone at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm {why}: "
+                "it may be a small piece lying there")
     if d.get("seen") == "colour":
         return (f"a piece's colour shows at the picture's edge by ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: "
                 "a piece may stand there, mostly out of view")
@@ -281,10 +284,10 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             for c in RAINBOW_COLORS:
                 yield rest + [first, replace(second, color=c)]
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
-        extra = list(_any_piece_standing(f"m{round(x)}_{round(y)}", (x, y)))
+        pid = f"m{round(x)}_{round(y)}"
+        extra = list(_any_piece_standing(pid, (x, y)))
         if doubt.get("seen") == "stone":  # what passed for a stone: a small piece lying there
-            extra += [q for c in RAINBOW_COLORS
-                      for q in turned(Piece(f"m{round(x)}_{round(y)}", c, "small", (x, y, 0.0)), "flat")]
+            extra += [q for c in RAINBOW_COLORS for q in turned(Piece(pid, c, "small", (x, y, 0.0)), "flat")]
         for q in extra:
             yield list(pieces) + [q]
         if kind == "misfit":  # two pieces read as one: the one read may be smaller than it was read
