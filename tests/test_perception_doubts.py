@@ -63,6 +63,43 @@ def test_a_class_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     assert m.mark == "black" and not m.judgment_call and m.doubts == []
 
 
+def test_class_doubts_on_two_pieces_that_change_the_mark_only_together_make_a_judgment_call():
+    """One camera read both pieces: "p1 may be a medium" and "p2 may be a medium" each leave a
+    large piece, together none (tuning table 990037)."""
+    pieces = [lone("black", "large"), upright(Spec("p2", "blue", "large"), (80, 0), 0)]
+    doubts = [{"kind": "class", "piece": "p1", "color": "black", "size": "medium"},
+              {"kind": "class", "piece": "p2", "color": "blue", "size": "medium"}]
+    m = judged("it contains no large pieces", pieces, doubts)
+    assert m.mark == "black" and m.judgment_call
+    assert sorted(d["piece"] for d in m.doubts) == ["p1", "p2"]
+
+
+def test_class_doubts_taken_together_are_not_asked_when_one_alone_changes_the_mark():
+    pieces = [lone("black", "large"), upright(Spec("p2", "blue", "large"), (80, 0), 0)]
+    doubts = [{"kind": "class", "piece": "p1", "color": "red", "size": "large"},
+              {"kind": "class", "piece": "p2", "color": "blue", "size": "medium"}]
+    m = judged("it contains at least one red piece", pieces, doubts)
+    assert m.judgment_call and [d["piece"] for d in m.doubts] == ["p1"]
+
+
+def test_class_doubts_that_cannot_change_the_mark_even_together_are_no_judgment_call():
+    pieces = [lone("black", "large"), upright(Spec("p2", "blue", "large"), (80, 0), 0)]
+    doubts = [{"kind": "class", "piece": "p1", "color": "black", "size": "medium"},
+              {"kind": "class", "piece": "p2", "color": "green", "size": "large"}]
+    m = judged("it contains no large pieces", pieces, doubts)
+    assert not m.judgment_call and m.doubts == []
+
+
+def test_a_class_doubt_the_master_ruled_on_is_not_taken_together_with_the_others():
+    from zendo.doubts import doubt_key
+
+    pieces = [lone("black", "large"), upright(Spec("p2", "blue", "large"), (80, 0), 0)]
+    doubts = [{"kind": "class", "piece": "p1", "color": "black", "size": "medium"},
+              {"kind": "class", "piece": "p2", "color": "blue", "size": "medium"}]
+    m = judged("it contains no large pieces", pieces, doubts, {doubt_key(doubts[0]): False})
+    assert not m.judgment_call
+
+
 # ----------------------------------------------------------------------------- absent
 
 

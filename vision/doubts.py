@@ -45,6 +45,7 @@ from .classify import STONE_TALL_MM
 from .colors import TABLE_MM
 from .detect import Detections
 from .pose import ON_TABLE_MM, signed_distances
+from .nested import MIN_P as NESTED_MIN_P
 from .rest import lies_on_table
 
 CLASS_DOUBT_P = 0.05
@@ -161,8 +162,13 @@ def lying_stack_doubts(pieces: Sequence, doubts: Sequence[dict]) -> list[dict]:
 
 
 def absent_doubts(fits) -> list[dict]:
+    """An "absent" doubt for each piece the data barely supports: a weak detection, or a piece
+    nested in a lying one that the classifier read less surely than `nested.MIN_P`, so that it
+    rests on the colour model's reading of a few pixels where its base would show. Where the
+    outer piece's fit is off, those pixels may be the table (tuning table 980028: a yellow small
+    "inside" a green large, read off the wood, 0.42)."""
     return [{"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3)}
-            for f in fits if f.confidence < ABSENT_CONF]
+            for f in fits if f.confidence < ABSENT_CONF or (f.hypothesis == "nested" and f.confidence < NESTED_MIN_P)]
 
 
 CLASH_MM = 4.0  # two pieces' walls crossing this deep cannot both stand as fitted (a fit errs by 1-2 mm)

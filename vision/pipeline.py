@@ -25,6 +25,7 @@ from .detect import Detections, Detector
 from .doubts import frame_doubts
 from .frames import Frame
 from .heading import check_headings
+from .lying import find_lying_towers
 from .nested import find_nested
 from .pairs import split_pairs
 from .pose import PieceFit, PoseConfig, drop_unseeable, estimate_poses
@@ -51,6 +52,7 @@ class PipelineConfig:
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
+    lying: bool = True  # read lying towers' hidden pieces by their colour (vision/lying.py)
     nested: bool = True  # read pieces nested in lying ones through their bases (vision/nested.py)
     unboxed: bool = True  # read the depth blobs no detection boxed (vision/unboxed.py)
     rest: bool = True  # pieces set down as they must lie: on the table, in towers, across tips (vision/rest.py)
@@ -323,6 +325,11 @@ class Pipeline:
                                                                 self.classifier, colors)
             stage_doubts += found
             watch.lap("towers")
+        if self.cfg.lying:
+            scene, fits, det, verdicts, found = find_lying_towers(frame, scene, fits, det, verdicts, heights, table,
+                                                                  colors)
+            stage_doubts += found
+            watch.lap("lying")
         if self.cfg.nested:
             scene, fits, det, verdicts = find_nested(frame, scene, fits, det, verdicts, heights, table, project,
                                                      self.classifier, colors)

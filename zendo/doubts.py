@@ -45,7 +45,8 @@ alternative koan:
   says lying, the orientation net may say standing, or the other way): the piece stood upright
   or laid flat where it is, heading every 45 degrees (which way it points matters).
 
-A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`); the
+A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`), or
+where no single doubt does, the class doubts of two or more pieces taken together; the
 Master then hears which doubt it rests on and can settle it ("nothing is under p3") like any
 other ruling. Doubts are plain dicts so they travel in a scene's `perception` block and the game
 log unchanged; this module knows nothing of cameras.
@@ -533,25 +534,64 @@ FactsOf = Callable[[Sequence[Piece]], KoanFacts]
 
 def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequence[Piece],
                 doubts: Iterable[Mapping], facts_of: FactsOf, settled: Iterable[tuple] = ()) -> list[dict]:
-    """The doubts under which the rule would mark this koan the other way.
-
-    Facts of an alternative are computed once per geometry: alternatives that differ only in a
-    piece's colour share relations, so only the piece's colour is swapped in its facts."""
+    """The doubts under which the rule would mark this koan the other way: each one alone, or
+    where none does, the class doubts that do together (`joint_class_alternatives`)."""
     settled = set(settled)
+    open_doubts = [d for d in doubts if doubt_key(d) not in settled]
     out = []
-    for d in doubts:
-        if doubt_key(d) in settled:
-            continue
-        cache: dict[tuple, KoanFacts] = {}
-        for alt in alternatives(pieces, d):
-            geo = tuple((q.id, q.size, q.position, q.rotation) for q in alt)
-            f = cache.get(geo)
-            if f is None:
-                f = cache[geo] = facts_of(alt)
-            colors = {q.id: q.color for q in alt}
-            if any(a.color != colors[a.id] for a in f.pieces):
-                f = replace(f, pieces=tuple(replace(a, color=colors[a.id]) for a in f.pieces))
-            if evaluate(f) != white:
-                out.append(dict(d))
-                break
+    for d in open_doubts:
+        facts = _FactsCache(facts_of)
+        if any(evaluate(facts(alt)) != white for alt in alternatives(pieces, d)):
+            out.append(dict(d))
+    if out:
+        return out
+    facts = _FactsCache(facts_of)
+    for alt, together in joint_class_alternatives(pieces, open_doubts):
+        if evaluate(facts(alt)) != white:
+            return [dict(d) for d in together]
     return out
+
+
+class _FactsCache:
+    """Facts of alternatives, computed once per geometry: alternatives that differ only in a
+    piece's colour share relations, so only the piece's colour is swapped in its facts."""
+
+    def __init__(self, facts_of: FactsOf):
+        self.facts_of = facts_of
+        self.cache: dict[tuple, KoanFacts] = {}
+
+    def __call__(self, alt: Sequence[Piece]) -> KoanFacts:
+        geo = tuple((q.id, q.size, q.position, q.rotation) for q in alt)
+        f = self.cache.get(geo)
+        if f is None:
+            f = self.cache[geo] = self.facts_of(alt)
+        colors = {q.id: q.color for q in alt}
+        if any(a.color != colors[a.id] for a in f.pieces):
+            f = replace(f, pieces=tuple(replace(a, color=colors[a.id]) for a in f.pieces))
+        return f
+
+
+JOINT_CLASS_LIMIT = 256  # at most this many joint readings are tried (5 pieces with 2 doubts each: 243)
+
+
+def joint_class_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
+                             ) -> Iterator[tuple[list[Piece], list[dict]]]:
+    """The koans where two or more pieces are each what one of their class doubts says, fewest
+    changes first, each with the class doubts it takes together.
+
+    Why: one camera read the koan, so its misreadings come together more often than chance would
+    have them. Tried one at a time, "p11 may be a black medium" and "p12 may be a blue medium"
+    each leave a large piece in the koan, yet together they leave none (tuning table 990037: both
+    were true, and "no large pieces" was marked wrong with no flag)."""
+    ids = {p.id for p in pieces}
+    per_piece: dict[str, list[Mapping]] = {}
+    for d in doubts:
+        if d["kind"] == "class" and d["piece"] in ids:
+            per_piece.setdefault(d["piece"], []).append(d)
+    if len(per_piece) < 2 or int(np.prod([len(v) + 1 for v in per_piece.values()])) > JOINT_CLASS_LIMIT:
+        return
+    combos = [[d for d in combo if d is not None] for combo in product(*([None, *v] for v in per_piece.values()))]
+    for together in sorted((c for c in combos if len(c) >= 2), key=len):
+        read = {d["piece"]: d for d in together}
+        yield [replace(q, color=read[q.id]["color"], size=read[q.id]["size"]) if q.id in read else q
+               for q in pieces], together
