@@ -327,7 +327,7 @@ class Pipeline:
             watch.lap("towers")
         if self.cfg.lying:
             scene, fits, det, verdicts, found = find_lying_towers(frame, scene, fits, det, verdicts, heights, table,
-                                                                  colors)
+                                                                  project, colors)
             stage_doubts += found
             watch.lap("lying")
         if self.cfg.nested:
