@@ -45,6 +45,7 @@ SHADOW_COLORS = ("black",)  # a rim read so may be the lying piece's shadow or h
 ABOVE_MM = 2.5  # depth points standing this far above the table are read (as the towers stage reads them)
 WINDOW_PAD_PX = 3  # a point within INLIER_MM of a piece projects within this of its outline's box
 TABLE_RING_PX = 12  # the table round a neighbour's pixels, read to tell its colour from the table's
+TABLE_READ_P = 0.5  # ... which reads as the rim's colour at least this surely: the colour may be the table's
 
 
 def _neighbour(p: Piece, pieces: list[Piece], new_id: str) -> Piece | None:
@@ -71,7 +72,7 @@ def _own_points(q: Piece, upper: Piece, rest: np.ndarray, pts: np.ndarray) -> np
 
 def _read(colors: FrameColors, own: np.ndarray, pix: np.ndarray) -> ColorReading | None:
     """The colour model on the neighbour's own pixels, where it reads them BAND_P surely as a
-    colour that the table round them does not read as (at least even odds)."""
+    colour that the table round them does not read as (TABLE_READ_P)."""
     if own.sum() < max(MIN_POINTS, BAND_MIN_PX):
         return None
     got = colors.read(pix[own, 0], pix[own, 1])
@@ -79,7 +80,7 @@ def _read(colors: FrameColors, own: np.ndarray, pix: np.ndarray) -> ColorReading
         return None
     table = _table_pixels(colors, pixel_box(pix[own]))
     near = colors.read(*table) if table is not None else None
-    return None if near is not None and near.p >= 0.5 and near.color == got.color else got
+    return None if near is not None and near.p >= TABLE_READ_P and near.color == got.color else got
 
 
 def _table_pixels(colors: FrameColors, box: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
