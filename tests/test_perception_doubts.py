@@ -90,6 +90,18 @@ def test_class_doubts_that_cannot_change_the_mark_even_together_are_no_judgment_
     assert not m.judgment_call and m.doubts == []
 
 
+def test_class_doubts_are_taken_together_only_within_a_bounded_number_of_readings():
+    """Six pieces with two doubts each are 729 readings, over JOINT_CLASS_LIMIT: none is tried
+    (a koan that large with every piece in doubt is flagged by its single doubts or not at all)."""
+    from zendo.doubts import JOINT_CLASS_LIMIT, joint_class_alternatives
+
+    pieces = [upright(Spec(f"p{i}", "blue", "large"), (80 * i, 0), 0) for i in range(6)]
+    doubts = [{"kind": "class", "piece": p.id, "color": c, "size": "medium"} for p in pieces for c in ("blue", "red")]
+    assert 3 ** 6 > JOINT_CLASS_LIMIT
+    assert list(joint_class_alternatives(pieces, doubts)) == []
+    assert len(list(joint_class_alternatives(pieces[:2], doubts))) == 2 * 2  # both changed, each one of two ways
+
+
 def test_a_class_doubt_the_master_ruled_on_is_not_taken_together_with_the_others():
     from zendo.doubts import doubt_key
 

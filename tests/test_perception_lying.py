@@ -95,3 +95,14 @@ def test_a_rim_colour_a_fitted_neighbour_could_lend_is_not_read_as_a_piece():
     assert not _borrowed("red", pts, p, [p, near])
     assert not _borrowed("green", pts, p, [p, far])
     assert not _borrowed("blue", p.vertices, p, [p])  # the fitted piece itself lends nothing
+
+
+def test_without_the_colour_model_no_rim_is_read(monkeypatch, tmp_path):
+    """The rim's colour is the colour model's reading: without it the stage adds nothing."""
+    from vision import classify
+
+    monkeypatch.setattr(classify, "DEFAULT_COLOR_MODEL", tmp_path / "none.pt")
+    truth = lying_tower([Spec("a", "green", "small"), Spec("b", "yellow", "small")], (0, 0), 0)
+    r, frame, cal = render_table(truth)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "yellow_small"))
+    assert lying_added(res) == [] and len(res.scene.pieces) == 1
