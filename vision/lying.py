@@ -36,10 +36,9 @@ from .colors import TABLE_MM, ColorReading, FrameColors
 from .detect import Detections
 from .pose import PieceFit, _free_space, next_piece_id, pixel_box, scene_with, signed_distances, union_distance
 from .rest import lies_on_table
-from .towers import BAND_MARGIN_MM, BAND_MIN_PX, BAND_P, FREE_SPACE_LIMIT, FREE_SPACE_TOL_MM, INLIER_MM
+from .towers import BAND_MARGIN_MM, FREE_SPACE_LIMIT, FREE_SPACE_TOL_MM, INLIER_MM, _band_color
 
 ALREADY_MM = 12.0  # a fitted piece this close to the neighbour's place is that piece, found already
-MIN_POINTS = 8  # the neighbour must explain this many depth points on its own
 BORROWED_MM = 6.0  # a fitted piece of the colour read this near the neighbour's points may be what was read
 SHADOW_COLORS = ("black",)  # a rim read so may be the lying piece's shadow or hollow, not a piece
 ABOVE_MM = 2.5  # depth points standing this far above the table are read (as the towers stage reads them)
@@ -71,12 +70,11 @@ def _own_points(q: Piece, upper: Piece, rest: np.ndarray, pts: np.ndarray) -> np
 
 
 def _read(colors: FrameColors, own: np.ndarray, pix: np.ndarray) -> ColorReading | None:
-    """The colour model on the neighbour's own pixels, where it reads them BAND_P surely as a
-    colour that the table round them does not read as (TABLE_READ_P)."""
-    if own.sum() < max(MIN_POINTS, BAND_MIN_PX):
-        return None
-    got = colors.read(pix[own, 0], pix[own, 1])
-    if got is None or got.p < BAND_P:
+    """The towers stage's band reading of the neighbour's own pixels (`towers._band_color`:
+    BAND_MIN_PX pixels, BAND_P surely), where the table round them does not read as that colour
+    (TABLE_READ_P)."""
+    got = _band_color(colors, own, pix)
+    if got is None:
         return None
     table = _table_pixels(colors, pixel_box(pix[own]))
     near = colors.read(*table) if table is not None else None
@@ -114,15 +112,9 @@ def _size_doubts(q: Piece, p: Piece) -> list[dict]:
             if s != q.size and rest_offset(s, p.size) > 1.0]
 
 
-def _reach(q: Piece) -> float:
-    """The radius round its vertices' middle that holds the whole solid."""
-    v = q.vertices
-    return float(np.max(np.linalg.norm(v - v.mean(axis=0), axis=1)))
-
-
 def _near(q: Piece, heights, project) -> tuple[np.ndarray, np.ndarray]:
     """The depth points (table frame) standing above the table within INLIER_MM of q's bounding
-    sphere, and their pixels (row, column): read in the window of q's projected outline, a few
+    sphere (`PyramidSize.bounding_radius`), and their pixels (row, column): read in the window of q's projected outline, a few
     hundred pixels, not the frame's tens of thousands of points above the table."""
     table_pts, seen = heights
     h, w = seen.shape
@@ -134,16 +126,15 @@ def _near(q: Piece, heights, project) -> tuple[np.ndarray, np.ndarray]:
     win = table_pts[y0:y1, x0:x1]
     rows, cols = np.nonzero(seen[y0:y1, x0:x1] & (win[..., 2] > ABOVE_MM))
     pts = win[rows, cols].astype(np.float64)
-    c, r = q.vertices.mean(axis=0), _reach(q) + INLIER_MM
-    keep = np.linalg.norm(pts - c, axis=1) < r
+    keep = np.linalg.norm(pts - q.origin, axis=1) < q.dims.bounding_radius + INLIER_MM
     return pts[keep], np.stack([rows[keep] + y0, cols[keep] + x0], axis=1)
 
 
 def _within_reach(q: Piece, pieces: list[Piece]) -> list[Piece]:
     """The fitted pieces whose solids may come within INLIER_MM of q's: only they can explain a
     point near q better than q does."""
-    c, r = q.vertices.mean(axis=0), _reach(q) + INLIER_MM
-    return [o for o in pieces if np.linalg.norm(o.vertices.mean(axis=0) - c) < r + _reach(o) + INLIER_MM]
+    reach = q.dims.bounding_radius + INLIER_MM
+    return [o for o in pieces if np.linalg.norm(o.origin - q.origin) < reach + o.dims.bounding_radius + INLIER_MM]
 
 
 def find_lying_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,

@@ -535,17 +535,15 @@ FactsOf = Callable[[Sequence[Piece]], KoanFacts]
 def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequence[Piece],
                 doubts: Iterable[Mapping], facts_of: FactsOf, settled: Iterable[tuple] = ()) -> list[dict]:
     """The doubts under which the rule would mark this koan the other way: each one alone, or
-    where none does, the class doubts that do together (`joint_class_alternatives`)."""
+    where none does, the class doubts that do together (`joint_class_alternatives`). One facts
+    cache serves them all: many doubts' alternatives share a geometry (every colour a class,
+    covers or missed doubt tries; the joint readings' sizes)."""
     settled = set(settled)
     open_doubts = [d for d in doubts if doubt_key(d) not in settled]
-    out = []
-    for d in open_doubts:
-        facts = _FactsCache(facts_of)
-        if any(evaluate(facts(alt)) != white for alt in alternatives(pieces, d)):
-            out.append(dict(d))
+    facts = _FactsCache(facts_of)
+    out = [dict(d) for d in open_doubts if any(evaluate(facts(alt)) != white for alt in alternatives(pieces, d))]
     if out:
         return out
-    facts = _FactsCache(facts_of)
     for alt, together in joint_class_alternatives(pieces, open_doubts):
         if evaluate(facts(alt)) != white:
             return [dict(d) for d in together]
