@@ -44,8 +44,8 @@ from .classes import PYRAMID_CLASSES
 from .classify import STONE_TALL_MM
 from .colors import TABLE_MM
 from .detect import Detections
-from .pose import ON_TABLE_MM, signed_distances
 from .nested import MIN_P as NESTED_MIN_P
+from .pose import ON_TABLE_MM, signed_distances
 from .rest import lies_on_table
 
 CLASS_DOUBT_P = 0.05
