@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from zendo.build import Spec, flat, flat_across, tower, upright
+from zendo.pieces import RAINBOW_COLORS
 from zendo.doubts import JOIN_MM, alternatives, covers, describe, doubt_key, doubts_for, joined, renamed
 from zendo.relations import RelationsConfig, koan_facts
 from zendo.rules import mark_perceived, parse_rule
@@ -61,6 +62,29 @@ def test_a_class_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     doubt = {"kind": "class", "piece": "p1", "color": "blue", "size": "large"}
     m = judged("it contains at least one red piece", pieces, [doubt])
     assert m.mark == "black" and not m.judgment_call and m.doubts == []
+
+
+def test_a_piece_read_too_small_off_the_table_may_be_the_larger_piece_standing_on_it():
+    # A yellow medium read small is fitted to its top, 7 mm up (tuning table 990004): as a
+    # medium it may stand there, or on the table, where "ungrounded" no longer holds.
+    read_small = replace(lone("yellow", "small"), position=(0.0, 0.0, 7.0))
+    alts = [a[0] for a in alternatives([read_small], {"kind": "class", "piece": "p1", "color": "yellow", "size": "medium"})]
+    assert [a.size for a in alts] == ["medium", "medium"]
+    assert [round(float(a.vertices[:, 2].min()), 6) for a in alts] == [7.0, 0.0]
+    assert all(np.allclose(a.origin[:2], read_small.origin[:2]) and np.allclose(a.matrix, read_small.matrix) for a in alts)
+    m = judged("it contains an ungrounded piece", [read_small], [{"kind": "class", "piece": "p1", "color": "yellow", "size": "medium"}])
+    assert m.mark == "white" and m.judgment_call
+
+
+@pytest.mark.parametrize("other,height", [
+    ("small", 7.0),  # a smaller reading is never set down
+    ("large", 12.0),  # more than a large stands over a medium (9.6 mm) and the slack: it rests on something
+    ("large", 0.3),  # on the table already
+])
+def test_a_piece_read_as_another_size_is_set_down_only_when_larger_and_off_the_table_by_less_than_the_difference(other, height):
+    read = replace(lone("red", "medium"), position=(0.0, 0.0, height))
+    alts = list(alternatives([read], {"kind": "class", "piece": "p1", "color": "red", "size": other}))
+    assert len(alts) == 1 and alts[0][0].position == read.position and alts[0][0].size == other
 
 
 def test_class_doubts_on_two_pieces_that_change_the_mark_only_together_make_a_judgment_call():
@@ -276,6 +300,34 @@ def test_an_unexplained_blob_may_be_a_missed_piece_of_any_colour():
     pieces = [lone("blue", "small")]
     m = judged("it contains no green pieces", pieces, [{"kind": "missed", "at": [40.0, 0.0]}])
     assert m.mark == "white" and m.judgment_call
+
+
+def _lying_small_with_a_spot_behind_its_base():
+    small = flat(Spec("p1", "yellow", "small"), (0.0, 0.0), 0.0)  # tip towards +x
+    back = small.origin[:2] - 8.0 * small.axis[:2] / np.linalg.norm(small.axis[:2])
+    return small, {"kind": "missed", "at": [float(back[0]), float(back[1])], "height_mm": 19.0, "pixels": 54}
+
+
+def test_an_unexplained_spot_by_a_lying_piece_may_be_a_larger_piece_it_lies_nested_in():
+    # Tuning table 990036: a yellow small lying in a black medium the detector missed.
+    small, missed = _lying_small_with_a_spot_behind_its_base()
+    outers = [a[1] for a in alternatives([small], missed) if len(a) == 2 and a[1].size != "small"
+              and np.allclose(a[1].matrix, small.matrix)]
+    assert sorted({(q.size, q.color) for q in outers}) == sorted((s, c) for s in ("medium", "large") for c in RAINBOW_COLORS)
+    for q in outers:
+        assert float(q.vertices[:, 2].min()) == pytest.approx(0.0, abs=1e-6)
+        assert np.allclose(q.origin[:2], small.origin[:2])
+        facts = koan_facts("k", [small, q], CFG)
+        assert facts.predicate("nested", q.id, small.id).value and facts.predicate("pointing", small.id, q.id).value
+    m = judged("it contains a piece pointing at another piece", [small], [missed])
+    assert m.mark == "black" and m.judgment_call
+
+
+def test_a_standing_piece_by_an_unexplained_spot_is_not_read_as_lying_in_another():
+    piece = lone("yellow", "small")
+    missed = {"kind": "missed", "at": [8.0, 0.0], "height_mm": 19.0, "pixels": 54}
+    alts = list(alternatives([piece], missed))
+    assert alts and all(len(a) == 2 and np.allclose(a[1].origin[:2], (8.0, 0.0)) for a in alts)  # only pieces at the spot
 
 
 def test_doubts_for_a_koan_are_its_pieces_and_places_near_them():
