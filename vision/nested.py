@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from zendo.doubts import COVER_HEIGHT_MM, nested_inside
+from zendo.doubts import COVER_HEIGHT_MM, LYING_AXIS_Z, nested_inside
 from zendo.pieces import PYRAMID_SIZES, SIZES
 from zendo.scene import Scene
 
@@ -35,7 +35,6 @@ from .pose import PieceFit, next_piece_id, scene_with
 MIN_P = 0.7  # the classifier must read the inner piece this surely,
 SEEN_P = 0.3  # or this surely where the colour model reads the same colour in its base's pixels
 SEEN_COLOR_P = 0.8  # this surely (tuning sets: 4 and 5 more inner pieces found, 1 false one on each)
-LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies
 MIN_BASE_PX = 40.0  # the inner piece's base must cover this many pixels' box to be read
 ALREADY_MM = 12.0  # a fitted piece this close to the nested place is that piece, found already
 

@@ -4,7 +4,9 @@ Why: a camera's koan is a best reading, not the truth. Besides predicates near t
 boundary (facts.py: the judgment band), perception has doubts of its own, and each is a concrete
 alternative koan:
 
-- "class": a piece might be another colour or size (the classifier's runner-up was close);
+- "class": a piece might be another colour or size (the classifier's runner-up was close); a
+  piece read too small is fitted to the top of what the camera saw, so a larger reading is also
+  tried set down on the table (`read_as`);
 - "absent": a piece might not be there at all (a weak detection, or the weaker of two pieces
   whose walls cross: rigid pieces cannot both stand so); where the piece's presence
   moved another (a tower's lower piece found by its band lifts the upper one), the doubt
@@ -14,7 +16,8 @@ alternative koan:
 - "missed": something stands on the table that no piece explains (a piece the detector missed),
   or what was read as a stone stands taller than one, or the classifier reads it as maybe a
   pyramid ("seen": "stone"; a small piece lying flat can pass for a stone), so a piece may
-  stand, or lie, there;
+  stand, or lie, there; or, by a piece lying on the table, it may be the rim of a larger piece
+  the lying one is nested in (`around`);
 - "unboxed": a piece found in depth alone (no detection boxed it), so it may be any piece
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
@@ -80,7 +83,7 @@ TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it:
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
 JOIN_MM = 40.0  # koans closer than this (solid to solid) may be one: see `joined`
 HELD_MM = 6.0  # a raised piece with a lower one this near (solid to solid) is held by it: see `held`
-LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies (as vision.nested reads it)
+LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies (vision.nested reads it so too)
 SET_DOWN_MIN_MM = 1.0  # a piece read larger is also tried on the table when it stands higher: see `read_as`
 SET_DOWN_SLACK_MM = 2.0  # ... by at most the sizes' difference in height and this
 
@@ -437,7 +440,7 @@ def _outers_near(p: Piece, pid: str, xy: tuple[float, float]) -> Iterator[Piece]
     detector missed (54 px of its rim seen as a "missed" spot 8 mm from the small's base), so
     "a piece pointing at another" went wrong with no flag: no piece standing at the spot made the
     small point at it."""
-    if p.axis[2] >= LYING_AXIS_Z or float(p.vertices[:, 2].min()) > COVER_HEIGHT_MM:
+    if p.axis[2] > LYING_AXIS_Z or float(p.vertices[:, 2].min()) > COVER_HEIGHT_MM:
         return
     for size in SIZES[SIZES.index(p.size) + 1:]:
         if float(np.hypot(p.origin[0] - xy[0], p.origin[1] - xy[1])) <= PYRAMID_SIZES[size].height:
