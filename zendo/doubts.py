@@ -274,7 +274,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
     elif kind == "held":
         p = by_id.get(doubt["piece"])
         if p is not None:
-            down = _shifted(p, [0.0, 0.0, -float(p.vertices[:, 2].min())])
+            down = _set_down(p)
             yield [down if q.id == p.id else q for q in pieces]  # its fit is off: it rests on the table
             for q in _any_piece_standing(f"{p.id}-holder", _underneath(p)):
                 yield list(pieces) + [q]
@@ -332,6 +332,11 @@ def held(pieces: Sequence[Piece]) -> list[dict]:
 def _shifted(p: Piece, delta) -> Piece:
     """p moved by `delta` (mm, table frame), turned as it was."""
     return replace(p, position=tuple(map(float, p.origin + np.asarray(delta, float))))
+
+
+def _set_down(p: Piece) -> Piece:
+    """p moved straight down (or up) until its lowest corner touches the table, turned as it was."""
+    return _shifted(p, [0.0, 0.0, -float(p.vertices[:, 2].min())])
 
 
 def _underneath(p: Piece) -> tuple[float, float]:
@@ -431,8 +436,7 @@ def _resized(p: Piece, size: str, pid: str | None = None) -> Piece:
 def around(p: Piece, size: str, pid: str) -> Piece:
     """A larger piece that p lies nested in: turned as p, their bases' centres together, resting
     on the table (the inverse of `nested_inside` for a lying cover)."""
-    q = replace(p, id=pid, size=size)
-    return _shifted(q, [0.0, 0.0, -float(q.vertices[:, 2].min())])
+    return _set_down(replace(p, id=pid, size=size))
 
 
 def _outers_near(p: Piece, pid: str, xy: tuple[float, float]) -> Iterator[Piece]:
@@ -457,10 +461,9 @@ def read_as(p: Piece, color: str, size: str) -> list[Piece]:
     up; 920055: a lying nest's large read medium, 4.5 mm up). Made larger in that place it still
     stands off the table, and "contains an ungrounded piece" kept its wrong mark unflagged."""
     q = replace(p, color=color, size=size)
-    low = float(q.vertices[:, 2].min())
     rise = PYRAMID_SIZES[size].height - PYRAMID_SIZES[p.size].height
-    if rise > 0 and SET_DOWN_MIN_MM < low <= rise + SET_DOWN_SLACK_MM:
-        return [q, _shifted(q, [0.0, 0.0, -low])]
+    if rise > 0 and SET_DOWN_MIN_MM < float(q.vertices[:, 2].min()) <= rise + SET_DOWN_SLACK_MM:
+        return [q, _set_down(q)]
     return [q]
 
 
