@@ -21,6 +21,7 @@ from zendo.scene import Piece, Scene, Stone
 from .classify import PieceClassifier, load_classifier
 from .color_check import check_colors
 from .colors import FrameColors
+from .crossing import drop_crossing
 from .detect import Detections, Detector
 from .doubts import frame_doubts
 from .frames import Frame
@@ -60,6 +61,7 @@ class PipelineConfig:
     size_check: bool = True  # depth may make a piece the classifier is torn towards a smaller size on smaller (vision/size_check.py)
     heading: bool = True  # a piece lying on the table turned to where its outline covers its colour best (vision/heading.py)
     color_check: bool = True  # read each piece's own pixels with the colour model (vision/color_check.py)
+    crossing: bool = True  # drop a piece crossing a better-supported one of its class (vision/crossing.py)
 
 
 @dataclass(frozen=True)
@@ -355,6 +357,11 @@ class Pipeline:
             scene, fits, found = check_colors(scene, fits, verdicts, heights, project, colors)
             stage_doubts += found
             watch.lap("color check")
+        if self.cfg.crossing:
+            scene, fits = drop_crossing(scene, fits)
+            ids = {p.id for p in scene.pieces}
+            stage_doubts = [d for d in stage_doubts if "piece" not in d or d["piece"] in ids]  # none on a dropped piece
+            watch.lap("crossing")
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color)
         watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
