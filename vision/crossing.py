@@ -1,12 +1,12 @@
-"""A piece whose solid crosses another of its colour and size, which explains far more of the depth, is dropped.
+"""A piece whose walls cross into another of its colour and size, which explains far more of the depth, is dropped.
 
 Why: two pyramids cannot share their space, yet every stage that adds a piece (a second box
 the detector put on one piece, a tower or pair split, a blob no box held) can fit one across a
 piece already there. `pose.drop_duplicates` catches only a second fit in the same place (same
 size, origins 3 mm apart, axes within 30 degrees); the rest survive, tilted or shifted through
 the true one. On the five tuning sets (300 tables) 70 perceived pieces matched no true piece;
-33 of those crossed (shells more than 2 mm into) a perceived piece of their own colour, and 25
-of the 33 also had that piece's class and less than half its depth points.
+35 of those crossed (shells more than 2 mm into) a perceived piece of their own colour, and 21
+of the 35 also had that piece's size and under half its depth points.
 
 The rule is kept narrow because real neighbours cross too: fits are a few millimetres off, and
 two pieces set against each other are fitted crossing by 3-11 mm (980017: two yellow larges,
