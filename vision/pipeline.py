@@ -30,6 +30,7 @@ from .lying import find_lying_towers
 from .nested import find_nested
 from .pairs import split_pairs
 from .pose import PieceFit, PoseConfig, drop_unseeable, estimate_poses
+from .refit import refit_poor
 from .rest import rest_pieces
 from .size_check import check_sizes
 from .towers import complete_towers
@@ -62,6 +63,7 @@ class PipelineConfig:
     heading: bool = True  # a piece lying on the table turned to where its outline covers its colour best (vision/heading.py)
     color_check: bool = True  # read each piece's own pixels with the colour model (vision/color_check.py)
     crossing: bool = True  # drop a piece crossing a better-supported one of its class (vision/crossing.py)
+    refit: bool = True  # fit a very poor fit again to the points of its own colour (vision/refit.py)
 
 
 @dataclass(frozen=True)
@@ -344,6 +346,9 @@ class Pipeline:
         if self.cfg.size_check:
             scene, fits = check_sizes(frame, scene, fits, det, verdicts, heights, table, self.pose_cfg)
             watch.lap("size check")
+        if self.cfg.refit:
+            scene, fits = refit_poor(frame, scene, fits, det, heights, table, self.pose_cfg, colors)
+            watch.lap("refit")
         if self.cfg.rest:
             scene, fits = rest_pieces(scene, fits, _net_orientations(fits, det))
             watch.lap("rest")
