@@ -785,6 +785,23 @@ def box_points(detections, k: int, table_pts: np.ndarray, up: np.ndarray) -> tup
     return table_pts[ys, xs].astype(np.float64), np.column_stack([ys, xs])
 
 
+OTHERS_MM = 2.0  # a box point this close to another piece's solid is that piece's
+NEIGHBOUR_MM = 150.0  # pieces farther apart than this (origin to origin) share no box points
+
+
+def own_box_points(detections, f: PieceFit, pieces, table_pts: np.ndarray, up: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The `up` points in the piece's box that no other piece's solid explains, and their pixels
+    (none of either where the box has none)."""
+    got = box_points(detections, f.detection, table_pts, up)
+    if got is None:
+        return np.zeros((0, 3)), np.zeros((0, 2), int)
+    pts, pix = got
+    others = [q for q in pieces if q.id != f.piece.id and np.linalg.norm(q.origin - f.piece.origin) < NEIGHBOUR_MM]
+    mine = union_distance(others, pts) > OTHERS_MM
+    return pts[mine], pix[mine]
+
+
 def scene_with(scene: Scene, pieces, fits: list[PieceFit]) -> Scene:
     """`scene` with these pieces and their fit reports (a later stage added, moved or dropped some)."""
     perception = dict(scene.extra.get("perception", {}))

@@ -16,12 +16,10 @@ import numpy as np
 
 from zendo.scene import Scene
 
-from .pose import MIN_POINTS, PieceFit, PoseConfig, box_points, fit_piece, posed, rms_of, scene_with, union_distance
+from .pose import MIN_POINTS, PieceFit, PoseConfig, fit_piece, own_box_points, posed, rms_of, scene_with
 
 POOR_RMS_MM = 15.0  # a fit this poor is fitted again
 BETTER = 0.5  # kept where its RMS on the cluster is under this share of the old pose's there
-OTHERS_MM = 2.0  # a box point this close to another piece's solid is that piece's
-NEIGHBOUR_MM = 150.0
 CLUSTER_MM = 3.0  # DBSCAN's reach: points of one piece lie within a few millimetres of each other
 COLOR_P = 0.6  # the colour model must read the cluster as the piece's colour this surely
 
@@ -45,19 +43,17 @@ def refit_poor(frame, scene: Scene, fits: list[PieceFit], detections, heights, t
     for i, f in enumerate(fits):
         if f.n_points <= 0 or f.rms_mm <= POOR_RMS_MM or not 0 <= f.detection < len(detections):
             continue
-        got = box_points(detections, f.detection, table_pts, up)
-        if got is None:
+        pts, pix = own_box_points(detections, f, pieces, table_pts, up)
+        if len(pts) < MIN_POINTS:
             continue
         p = f.piece
-        others = [q for q in pieces if q.id != p.id and np.linalg.norm(q.origin - p.origin) < NEIGHBOUR_MM]
-        own = union_distance(others, got[0]) > OTHERS_MM if others else np.ones(len(got[0]), bool)
-        pts, pix = got[0][own], got[1][own]
         best = None
         for idx in _clusters(pts):
             if len(idx) < MIN_POINTS:
                 continue
             read = colors.read(pix[idx, 0], pix[idx, 1])
-            if read is not None and read.color == p.color and read.p >= COLOR_P and (best is None or len(idx) > len(best)):
+            ours = read is not None and read.color == p.color and read.p >= COLOR_P
+            if ours and (best is None or len(idx) > len(best)):
                 best = idx
         if best is None:
             continue

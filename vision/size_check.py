@@ -19,19 +19,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
-from .pose import (MIN_POINTS, REST_GROUNDED_MM, PieceFit, PoseConfig, box_points, choose_size, posed, rms_of,
-                   scene_with, union_distance)
+from .pose import (MIN_POINTS, REST_GROUNDED_MM, PieceFit, PoseConfig, choose_size, own_box_points, posed, rms_of,
+                   scene_with)
 
 TORN_P = 0.15
 SURE_P = 0.8
-OTHERS_MM = 2.0  # a box point this close to another piece's solid is that piece's
-NEIGHBOUR_MM = 150.0  # pieces farther apart than this (origin to origin) share no box points
 
 
 def torn_towards_smaller(v) -> str | None:
@@ -60,7 +56,7 @@ def check_sizes(frame, scene: Scene, fits: list[PieceFit], detections, verdicts,
         other = torn_towards_smaller(v)
         if other is None or f.hypothesis == "none" or PYRAMID_CLASSES[v.class_id] != f"{f.piece.color}_{f.piece.size}":
             continue  # not torn, not fitted, or a later stage's piece
-        pts = _own_box_points(detections, f, pieces, table_pts, up)
+        pts, _ = own_box_points(detections, f, pieces, table_pts, up)
         if len(pts) < MIN_POINTS:
             continue
         p = f.piece
@@ -77,12 +73,3 @@ def check_sizes(frame, scene: Scene, fits: list[PieceFit], detections, verdicts,
         changed = True
     return (scene_with(scene, pieces, fits), fits) if changed else (scene, fits)
 
-
-def _own_box_points(detections, f: PieceFit, pieces, table_pts: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """The above-table points in the piece's box that no other piece's solid explains."""
-    got = box_points(detections, f.detection, table_pts, up)
-    if got is None:
-        return np.zeros((0, 3))
-    pts = got[0]
-    others = [q for q in pieces if q.id != f.piece.id and np.linalg.norm(q.origin - f.piece.origin) < NEIGHBOUR_MM]
-    return pts[union_distance(others, pts) > OTHERS_MM]
