@@ -27,8 +27,7 @@ def kept(*fits: PieceFit) -> list[str]:
 
 def shifted(piece: Piece, new_id: str, dx: float, yaw: float = 0.0) -> Piece:
     """The same class, `dx` mm along x and turned `yaw` degrees: fitted through the original."""
-    moved = upright(Spec(new_id, piece.color, piece.size), (piece.origin[0] + dx, piece.origin[1]), yaw)
-    return replace(moved, id=new_id)
+    return upright(Spec(new_id, piece.color, piece.size), (piece.origin[0] + dx, piece.origin[1]), yaw)
 
 
 def test_a_second_reading_of_a_piece_through_it_is_dropped():

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from vision.pose import PieceFit, box_points, rms_of
+from vision.pose import PieceFit, PoseConfig, box_points, rms_of
 from vision.refit import POOR_RMS_MM, refit_poor
 from zendo.build import Spec, flat_across, upright
 from zendo.scene import Scene
@@ -58,8 +58,6 @@ def _fits(det, heights, pieces) -> list[PieceFit]:
 
 
 def _refit(across, small):
-    from vision.pose import PoseConfig
-
     frame, table, heights, det, colors, seen = across
     pieces = [seen[0], seen[1], small]
     fits = _fits(det, heights, pieces)

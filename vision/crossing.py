@@ -30,33 +30,41 @@ SUPPORT_RATIO = 0.5  # the dropped piece has under this share of the other's dep
 FEW_POINTS_BY_DESIGN = ("nested", "lying under", "tower under", "tower on")
 
 
-def _judged(f: PieceFit) -> bool:
-    return f.hypothesis not in FEW_POINTS_BY_DESIGN
+def _same_class_crossings(fits: list[PieceFit]) -> dict[str, set[str]]:
+    """id -> ids of the pieces of its colour and size whose shells its own cross by CROSS_MM,
+    among the pieces judged at all: only those pairs can drop a piece, so only they are measured
+    (the shells' distance is the costly part)."""
+    groups: dict[tuple[str, str], list] = {}
+    for f in fits:
+        if f.hypothesis not in FEW_POINTS_BY_DESIGN:
+            groups.setdefault((f.piece.color, f.piece.size), []).append(f.piece)
+    crossing: dict[str, set[str]] = {}
+    for pieces in groups.values():
+        for a, b, _ in crossing_pairs(pieces, CROSS_MM):
+            crossing.setdefault(a, set()).add(b)
+            crossing.setdefault(b, set()).add(a)
+    return crossing
 
 
-def crossed_out(pieces_crossing: dict[str, set[str]], fits: list[PieceFit]) -> set[str]:
-    """Ids of the pieces to drop, given which pieces cross which (see the module's docstring)."""
-    by_id = {f.piece.id: f for f in fits}
+def crossed_out(fits: list[PieceFit]) -> set[str]:
+    """Ids of the pieces to drop (see the module's docstring): best-supported first, each one
+    crossing a kept piece of its class with at least twice its points."""
+    crossing = _same_class_crossings(fits)
+    points = {f.piece.id: f.n_points for f in fits}
     kept: set[str] = set()
     out: set[str] = set()
     for f in sorted(fits, key=lambda f: -f.n_points):
-        p = f.piece
-        over = [by_id[k] for k in pieces_crossing.get(p.id, ()) if k in kept]
-        if _judged(f) and any(_judged(g) and (g.piece.color, g.piece.size) == (p.color, p.size)
-                              and f.n_points < SUPPORT_RATIO * g.n_points for g in over):
-            out.add(p.id)
+        pid = f.piece.id
+        if any(k in kept and f.n_points < SUPPORT_RATIO * points[k] for k in crossing.get(pid, ())):
+            out.add(pid)
         else:
-            kept.add(p.id)
+            kept.add(pid)
     return out
 
 
 def drop_crossing(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFit]]:
     """The scene and fits without the pieces `crossed_out` names."""
-    crossing: dict[str, set[str]] = {}
-    for a, b, _ in crossing_pairs(scene.pieces, CROSS_MM):
-        crossing.setdefault(a, set()).add(b)
-        crossing.setdefault(b, set()).add(a)
-    gone = crossed_out(crossing, fits)
+    gone = crossed_out(fits)
     if not gone:
         return scene, fits
     kept = [f for f in fits if f.piece.id not in gone]

@@ -425,7 +425,10 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     """Every doubt about one perceived frame, as plain dicts (zendo.doubts). `project`: table
     millimetres -> image pixels (where the picture ends, for the edge doubt); `rgb`: the colour
     image (slivers of a piece at the picture's edge); `stage_doubts`: those the towers, unboxed
-    and colour-check stages raised."""
+    and colour-check stages raised, less those on a piece a later stage dropped (crossing,
+    unseeable): they would name a piece the Master cannot see."""
+    ids = {p.id for p in scene.pieces}
+    stage_doubts = [d for d in stage_doubts if "piece" not in d or d["piece"] in ids]
     absent = absent_doubts(fits)
     weak = {d["piece"] for d in absent}
     absent += [d for d in clash_doubts(scene.pieces, fits) if d["piece"] not in weak]

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from zendo.doubts import COVER_HEIGHT_MM, LYING_AXIS_Z, nested_inside
+from zendo.doubts import lies_low, nested_inside
 from zendo.pieces import PYRAMID_SIZES, SIZES
 from zendo.scene import Scene
 
@@ -49,7 +49,7 @@ def _candidates(scene: Scene, camera_at: np.ndarray, project, shape) -> list[tup
     h, w = shape
     out = []
     for i, p in enumerate(scene.pieces):
-        if p.size == "small" or p.axis[2] > LYING_AXIS_Z or float(p.vertices[:, 2].min()) > COVER_HEIGHT_MM:
+        if p.size == "small" or not lies_low(p):
             continue
         if float(-p.axis @ (p.origin - camera_at)) >= 0:
             continue  # the open base faces away from the camera

@@ -364,8 +364,6 @@ class Pipeline:
             watch.lap("color check")
         if self.cfg.crossing:
             scene, fits = drop_crossing(scene, fits)
-            ids = {p.id for p in scene.pieces}
-            stage_doubts = [d for d in stage_doubts if "piece" not in d or d["piece"] in ids]  # none on a dropped piece
             watch.lap("crossing")
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color)
         watch.lap("doubts")

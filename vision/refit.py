@@ -41,7 +41,7 @@ def refit_poor(frame, scene: Scene, fits: list[PieceFit], detections, heights, t
     pieces, fits = list(scene.pieces), list(fits)
     changed = False
     for i, f in enumerate(fits):
-        if f.n_points <= 0 or f.rms_mm <= POOR_RMS_MM or not 0 <= f.detection < len(detections):
+        if f.n_points <= 0 or f.rms_mm <= POOR_RMS_MM:
             continue
         pts, pix = own_box_points(detections, f, pieces, table_pts, up)
         if len(pts) < MIN_POINTS:

@@ -84,7 +84,7 @@ TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it:
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
 JOIN_MM = 40.0  # koans closer than this (solid to solid) may be one: see `joined`
 HELD_MM = 6.0  # a raised piece with a lower one this near (solid to solid) is held by it: see `held`
-LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies (vision.nested reads it so too)
+LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies (`lies_low`, which vision.nested reads too)
 SET_DOWN_MIN_MM = 1.0  # a piece read larger is also tried on the table when it stands higher: see `read_as`
 SET_DOWN_SLACK_MM = 2.0  # ... by at most the sizes' difference in height and this
 
@@ -433,6 +433,12 @@ def _resized(p: Piece, size: str, pid: str | None = None) -> Piece:
     return _shifted(q, [0.0, 0.0, float(p.vertices[:, 2].min()) - float(q.vertices[:, 2].min())])
 
 
+def lies_low(p: Piece) -> bool:
+    """p lies (its axis rises under LYING_AXIS_Z) with its lowest corner within COVER_HEIGHT_MM of
+    the table: a piece that can hold another nested in it, or lie nested in one, on the table."""
+    return p.axis[2] <= LYING_AXIS_Z and float(p.vertices[:, 2].min()) <= COVER_HEIGHT_MM
+
+
 def around(p: Piece, size: str, pid: str) -> Piece:
     """A larger piece that p lies nested in: turned as p, their bases' centres together, resting
     on the table (the inverse of `nested_inside` for a lying cover)."""
@@ -445,7 +451,7 @@ def _outers_near(p: Piece, pid: str, xy: tuple[float, float]) -> Iterator[Piece]
     detector missed (54 px of its rim seen as a "missed" spot 8 mm from the small's base), so
     "a piece pointing at another" went wrong with no flag: no piece standing at the spot made the
     small point at it."""
-    if p.axis[2] > LYING_AXIS_Z or float(p.vertices[:, 2].min()) > COVER_HEIGHT_MM:
+    if not lies_low(p):
         return
     for size in SIZES[SIZES.index(p.size) + 1:]:
         if float(np.hypot(p.origin[0] - xy[0], p.origin[1] - xy[1])) <= PYRAMID_SIZES[size].height:
