@@ -92,3 +92,45 @@ def test_without_numba_the_fit_runs_its_numpy_statement(monkeypatch):
         assert all(np.array_equal(a, b) for a, b in zip(want, got))
     finally:
         pose._kernel.cache_clear()
+
+
+def camera_and_depth(seed: int):
+    """A camera 600 mm above a tilted table, and a depth picture of the bare table with a few
+    blocks standing on it (so that poses are in front of, behind, and beside what was seen)."""
+    from calibration.plane import TableCalibration, frame_from_plane
+    from vision.frames import Intrinsics
+
+    rng = np.random.default_rng(seed)
+    m = frame_from_plane(np.array([0.05, -0.55, -0.83]), 600.0)
+    table = TableCalibration(tuple(tuple(map(float, r)) for r in m), 0.5, 0.9)
+    intr = Intrinsics(320, 240, 300.0, 300.0, 160.0, 120.0)
+    v, u = np.mgrid[0:240, 0:320].astype(np.float64)
+    rays = np.stack([(u - 160.0) / 300.0, (v - 120.0) / 300.0, np.ones_like(u)], axis=-1)
+    n, off = table.normal_cam, -float(table.matrix[2, 3])  # the plane n.p = off, in camera terms
+    depth = (off / (rays @ n)).astype(np.float32)
+    for _ in range(6):
+        y0, x0 = rng.integers(0, 200), rng.integers(0, 280)
+        depth[y0:y0 + 40, x0:x0 + 40] -= np.float32(rng.uniform(10, 60))
+    depth[rng.random(depth.shape) < 0.05] = 0.0  # holes: no depth there
+    return table, intr, depth
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_compiled_free_space_test_counts_what_the_numpy_one_counts(seed):
+    """The share of a pose's surface the camera saw through, compiled and in numpy: the same
+    shares for poses on, above, under and off the picture, with one set of samples or one per
+    pose (how `choose_size` tries three sizes in one pass)."""
+    from vision.pose import _free_space_numpy, _free_space_of
+
+    table, intr, depth = camera_and_depth(seed)
+    rng = np.random.default_rng(seed)
+    H = 60
+    R = np.array([quat_to_matrix(axis_angle_quat(list(rng.normal(size=3)), float(rng.uniform(0, 180))))
+                  for _ in range(H)])
+    t = np.column_stack([rng.uniform(-400, 400, H), rng.uniform(-400, 400, H), rng.uniform(-30, 80, H)])
+    for samples in (surface_samples("large")[None],
+                    np.stack([surface_samples(("small", "medium", "large")[h % 3]) for h in range(H)])):
+        want = _free_space_numpy(samples, R, t, depth, table.to_camera, intr, 3.0)
+        got = _free_space_of(samples, R, t, depth, table.to_camera, intr, 3.0)
+        assert np.abs(got - want).max() < 1e-12
+        assert (want > 0).any() and (want == 0).any()  # the poses test both outcomes

@@ -156,11 +156,47 @@ def gauss_newton_batch(n, d, verts, R, t, pts, huber, contact_mm, iterations, tr
     return R, t, res
 
 
+@njit(cache=True)
+def free_space(samples, R, t, A, b, fx, fy, ppx, ppy, depth, tol):
+    """Per pose h, the share of the surface samples (G, S, 3; G is 1 or H) that, carried to the
+    table by R[h], t[h] and to the camera by the affine map p @ A + b, lie more than tol in front
+    of the depth seen at their pixel, among those that land on a pixel with depth (as
+    vision.pose._free_space_of). The later stages ask it hundreds of times a frame."""
+    H, G, S = R.shape[0], samples.shape[0], samples.shape[1]
+    hgt, wid = depth.shape
+    out = np.empty(H)
+    for h in range(H):
+        g = 0 if G == 1 else h
+        bad, valid = 0, 0
+        for s in range(S):
+            x, y, z = samples[g, s, 0], samples[g, s, 1], samples[g, s, 2]
+            tx = x * R[h, 0, 0] + y * R[h, 0, 1] + z * R[h, 0, 2] + t[h, 0]
+            ty = x * R[h, 1, 0] + y * R[h, 1, 1] + z * R[h, 1, 2] + t[h, 1]
+            tz = x * R[h, 2, 0] + y * R[h, 2, 1] + z * R[h, 2, 2] + t[h, 2]
+            cz = tx * A[0, 2] + ty * A[1, 2] + tz * A[2, 2] + b[2]
+            if cz <= 1.0:
+                continue
+            cx = tx * A[0, 0] + ty * A[1, 0] + tz * A[2, 0] + b[0]
+            cy = tx * A[0, 1] + ty * A[1, 1] + tz * A[2, 1] + b[1]
+            u = np.rint(fx * cx / cz + ppx)
+            v = np.rint(fy * cy / cz + ppy)
+            if u < 0 or u >= wid or v < 0 or v >= hgt:
+                continue
+            obs = depth[int(v), int(u)]
+            if obs > 0:
+                valid += 1
+                if cz < obs - tol:
+                    bad += 1
+        out[h] = bad / max(valid, 1)
+    return out
+
 
 def warm() -> None:
-    """Compile both kernels into numba's cache now (seconds, once per machine), so a first frame
+    """Compile the kernels into numba's cache now (seconds, once per machine), so a first frame
     does not wait for it: scripts/setup.sh calls this after installing."""
     n = np.array([[0.0, 0.0, -1.0], [1.0, 0.0, 0.5], [-1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.0, -1.0, 0.5]])
     d, verts, pts = np.zeros(5), np.zeros((5, 3)), np.zeros((2, 3))
     signed_distances(n, d, np.eye(3), np.zeros(3), pts)
     gauss_newton_batch(n, d, verts, np.eye(3)[None], np.zeros((1, 3)), pts, 1.5, 1.0, 1, 0.0)
+    free_space(pts[None], np.eye(3)[None], np.zeros((1, 3)), np.eye(3), np.zeros(3), 1.0, 1.0, 0.0, 0.0,
+               np.ones((2, 2), np.float32), 1.0)
