@@ -79,11 +79,12 @@ def test_exporting_missing_weights_is_one_line(tmp_path):
 
 def test_the_crop_nets_read_the_same_under_onnx_runtime_as_under_torch(frame_rgb):
     """The classifier and the orientation net run as ONNX on the CPU (nets.OnnxRunner), made from
-    the loaded modules: the same probabilities as the modules themselves, crop for crop."""
+    the loaded modules: in float, the same probabilities as the modules themselves, crop for crop
+    (their int8 copies are held to the float nets in tests/test_perception_quantize.py)."""
     from vision.classify import CHANNELS, CROP_PX, N_CLASSES, N_ORIENTATIONS, load_classifier, to_tensor
     from vision.nets import OnnxRunner, softmax
 
-    clf = load_classifier(None)
+    clf = load_classifier(None, int8=False)
     assert isinstance(clf._runner(clf.net), OnnxRunner) and isinstance(clf._runner(clf.orient_net), OnnxRunner)
     rng = np.random.default_rng(0)
     x = rng.integers(0, 256, (7, CHANNELS, CROP_PX, CROP_PX), dtype=np.uint8)

@@ -27,8 +27,10 @@ def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, 
     det.warmup()
     rows: dict[str, list[float]] = {}
     pieces = []
+    crop_nets = None
     for frame, cal in frames_and_cals:
         pipe = Pipeline(det, cal)
+        crop_nets = pipe.classifier.runtime if pipe.classifier is not None else None
         pipe.process(frame)  # warm
         for _ in range(repeat):
             r = pipe.process(frame)
@@ -43,6 +45,7 @@ def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, 
     out["pieces_per_frame"] = round(float(np.mean(pieces)), 1)
     out["device"] = det.device
     out["runtime"] = det.runtime  # onnx: the ONNX copy under ONNX Runtime (CPU); torch: the .pt
+    out["crop_nets"] = crop_nets  # int8: the classifier's and orientation net's int8 copies (vision.quantize)
     if det.device.startswith("cuda"):
         import torch
 

@@ -32,7 +32,7 @@ import numpy as np
 from .classes import CLASS_ID, PYRAMID_CLASSES, STONE_CLASSES
 from .colors import DEFAULT_COLOR_MODEL, ColorModelError, ColorReader
 from .detect import MODELS_DIR, Detections
-from .nets import confusions, cpu_runner, load_net, pct, softmax
+from .nets import confusions, cpu_runner, load_net, pct, runner_kind, softmax
 
 log = logging.getLogger(__name__)
 
@@ -190,11 +190,16 @@ class PieceClassifier:
     """Trained weights -> probabilities per crop; `refine` rewrites a frame's Detections."""
 
     def __init__(self, weights: str | Path = DEFAULT_CLASSIFIER, *, background_p: float = 0.6,
-                 orientation: str | Path | None = None, colors: str | Path | None = None):
+                 orientation: str | Path | None = None, colors: str | Path | None = None, int8: bool = True):
+        """`int8`: read crops with the nets' int8 copies where up-to-date ones sit beside the
+        weights (vision.quantize); False reads them in float (to measure what int8 costs)."""
+        from .quantize import int8_copy
+
         weights = Path(weights)
         self.net = _load_net(weights, N_CLASSES, "classifier", "zendo train-classifier")
         self.weights = weights
         self.background_p = background_p
+        self.orient_weights = Path(orientation) if orientation else None
         self.orient_net = (_load_net(Path(orientation), N_ORIENTATIONS, "orientation",
                                           "zendo train-classifier --task orientation")
                            if orientation else None)
@@ -203,7 +208,16 @@ class PieceClassifier:
         except ColorModelError as exc:
             raise ClassifierError(str(exc)) from None
         sample = np.zeros((1, CHANNELS, CROP_PX, CROP_PX), np.float32)
-        self._runners = {id(n): (n, cpu_runner(n, sample)) for n in (self.net, self.orient_net) if n is not None}
+        sources = ((self.net, weights), (self.orient_net, self.orient_weights))
+        self._runners = {id(n): (n, cpu_runner(n, sample, int8_copy(w) if int8 else None))
+                         for n, w in sources if n is not None}
+
+    @property
+    def runtime(self) -> str:
+        """How the classifier reads crops ("int8", "float" or "torch"; the orientation net's after
+        a "+" where it differs), for benchmarks and evaluations to say what they measured."""
+        kinds = [runner_kind(self._runner(n)) for n in (self.net, self.orient_net) if n is not None]
+        return "+".join(dict.fromkeys(kinds))
 
     def _runner(self, net):
         """What runs `net` on a frame's crops: the nets.cpu_runner made at load time for the nets
@@ -356,7 +370,7 @@ def all_cores():
 
 
 def load_classifier(weights: str | Path | None = None, orientation: str | Path | None = None,
-                    colors: str | Path | None = None) -> PieceClassifier | None:
+                    colors: str | Path | None = None, int8: bool = True) -> PieceClassifier | None:
     """The committed classifier when it is there (the pipeline runs without it, on the detector's
     classes alone, when it is not), with the committed orientation net and colour model when
     those are there."""
@@ -367,7 +381,7 @@ def load_classifier(weights: str | Path | None = None, orientation: str | Path |
         orientation = DEFAULT_ORIENTATION
     if colors is None and DEFAULT_COLOR_MODEL.is_file():
         colors = DEFAULT_COLOR_MODEL
-    return PieceClassifier(path, orientation=orientation, colors=colors)
+    return PieceClassifier(path, orientation=orientation, colors=colors, int8=int8)
 
 
 # --------------------------------------------------------------------------- training data

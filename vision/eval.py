@@ -433,6 +433,7 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
     out["classifier"] = _shown(cls.weights) if cls is not None else None
     out["device"] = det.device
     out["runtime"] = det.runtime  # onnx: the ONNX copy under ONNX Runtime (CPU); torch: the .pt
+    out["crop_nets"] = cls.runtime if cls is not None else None  # int8: the copies vision.quantize makes
     out["conf"] = conf
     out["rules_scored"] = len(rules[0]) if rules else 0
     return out

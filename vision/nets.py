@@ -45,24 +45,33 @@ def cpu_session(model):
     return onnxruntime.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
 
 
+def export_onnx(net, sample: np.ndarray) -> bytes:
+    """`net` as a serialized ONNX graph with a free batch dimension, exported in memory (the
+    TorchScript exporter: no onnxscript needed)."""
+    import io
+    import warnings
+
+    import torch
+
+    buf = io.BytesIO()
+    with warnings.catch_warnings(), torch.inference_mode():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notes
+        torch.onnx.export(net, (torch.as_tensor(sample),), buf, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=17, dynamo=False)
+    return buf.getvalue()
+
+
 class OnnxRunner:
-    """A loaded net run by ONNX Runtime on the CPU, exported in memory from the module itself, so
-    there is no second file to go stale. Why: on the classifier's batches of a dozen 48 x 48 crops
-    it is twice torch's speed on a 2-core CPU (12 against 25 ms a batch), and the pipeline reads
-    every frame twice (class, orientation). Called like the module: a tensor in, logits out."""
+    """A loaded net run by ONNX Runtime on the CPU: exported in memory from the module itself, so
+    there is no second file to go stale, or its int8 copy (vision.quantize) where one made from
+    these very weights sits beside them. Why: on the classifier's batches of a dozen 48 x 48 crops
+    float ONNX is twice torch's speed on a 2-core CPU (12 against 25 ms a batch), int8 three times
+    float's, and the pipeline reads every frame twice (class, orientation). Called like the
+    module: a tensor in, logits out. `kind`: "int8" or "float"."""
 
-    def __init__(self, net, sample: np.ndarray):
-        import io
-        import warnings
-
-        import torch
-
-        buf = io.BytesIO()
-        with warnings.catch_warnings(), torch.inference_mode():
-            warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notes
-            torch.onnx.export(net, (torch.as_tensor(sample),), buf, input_names=["x"], output_names=["y"],
-                              dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=17, dynamo=False)
-        self.session = cpu_session(buf.getvalue())
+    def __init__(self, net, sample: np.ndarray, int8: Path | None = None):
+        self.kind = "float" if int8 is None else "int8"
+        self.session = cpu_session(export_onnx(net, sample) if int8 is None else str(int8))
 
     def __call__(self, x):
         import torch
@@ -71,14 +80,20 @@ class OnnxRunner:
         return torch.from_numpy(self.session.run(None, {"x": x})[0])
 
 
-def cpu_runner(net, sample: np.ndarray):
-    """`OnnxRunner(net)` where ONNX Runtime and the exporter work; the torch module itself where
-    they do not (an install without them, a torch whose legacy exporter is gone): same logits."""
+def cpu_runner(net, sample: np.ndarray, int8: Path | None = None):
+    """`OnnxRunner(net)` (on the int8 copy `int8` when given) where ONNX Runtime and the exporter
+    work; the torch module itself where they do not (an install without them, a torch whose
+    legacy exporter is gone): same logits."""
     try:
-        return OnnxRunner(net, sample)
+        return OnnxRunner(net, sample, int8)
     except Exception as exc:  # noqa: BLE001 - any failure leaves the torch path, which always works
         log.info("small nets run on torch (%s)", exc.__class__.__name__)
         return net
+
+
+def runner_kind(runner) -> str:
+    """How a net reads crops: "int8" or "float" (ONNX Runtime), or "torch"."""
+    return getattr(runner, "kind", "torch")
 
 
 def softmax(net, x, n_out: int) -> np.ndarray:
