@@ -21,6 +21,7 @@ from typing import Iterable
 import numpy as np
 
 from .classes import CLASS_NAMES, PYRAMID_CLASSES
+from .nets import SOURCE_KEY, made_from, stamp
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +201,7 @@ class Detector:
 
 # --------------------------------------------------------------------------- the ONNX copy
 
-ONNX_SOURCE_KEY = "zendo_source_sha256"
+ONNX_SOURCE_KEY = SOURCE_KEY  # the .pt's SHA-256 (vision.nets.stamp)
 ONNX_FRAME_HW = (480, 640)  # the D435 colour frame (facts.md); 32 divides both, so no letterboxing
 
 
@@ -233,22 +234,6 @@ class OnnxFrames:
         return Detections(xyxy, p[:, 5].astype(np.int64), p[:, 4].astype(np.float32))
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def _onnx_meta(path: Path) -> dict[str, str]:
-    try:
-        import onnx
-
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception:  # noqa: BLE001 - no onnx package, or a broken file: there is no usable copy
-        return {}
-    return {p.key: p.value for p in model.metadata_props}
-
-
 def onnx_copy(weights: str | Path) -> Path | None:
     """The .onnx beside `weights` when it was exported from exactly these weights and ONNX Runtime
     is installed; otherwise None (the caller runs the .pt with torch)."""
@@ -260,8 +245,7 @@ def onnx_copy(weights: str | Path) -> Path | None:
         import onnxruntime  # noqa: F401
     except ImportError:
         return None
-    source = _onnx_meta(path).get(ONNX_SOURCE_KEY)
-    if source != _sha256(weights):
+    if not made_from(path, weights):
         log.warning("%s: unreadable, or not exported from %s (stale); the detector runs the .pt with torch",
                     path, weights.name)
         return None
@@ -280,8 +264,7 @@ def export_onnx(weights: str | Path, frame_hw: tuple[int, int] = ONNX_FRAME_HW) 
     out = Path(_yolo()(str(weights)).export(format="onnx", imgsz=list(frame_hw), simplify=False, dynamic=False,
                                             opset=17, device="cpu", verbose=False))
     model = onnx.load(str(out))
-    meta = model.metadata_props.add()
-    meta.key, meta.value = ONNX_SOURCE_KEY, _sha256(weights)
+    stamp(model, weights)
     onnx.save(model, str(out))
     return out
 

@@ -33,6 +33,34 @@ def load_net(weights: Path, build: Callable, missing: str, error: type[Exception
     return net.eval()
 
 
+SOURCE_KEY = "zendo_source_sha256"  # the metadata an ONNX copy carries: the SHA-256 of the weights it was made from
+
+
+def sha256(path: str | Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def stamp(model, weights: str | Path) -> None:
+    """Mark an ONNX model (onnx.ModelProto) as made from `weights`."""
+    entry = model.metadata_props.add()
+    entry.key, entry.value = SOURCE_KEY, sha256(weights)
+
+
+def made_from(copy: str | Path, weights: str | Path) -> bool:
+    """Whether the ONNX file `copy` was stamped as made from exactly these weights. Why a stamp:
+    a copy beside retrained weights must never be run in their place. False for a file that
+    cannot be read (a broken copy, or no onnx package)."""
+    try:
+        import onnx
+
+        meta = {p.key: p.value for p in onnx.load(str(copy), load_external_data=False).metadata_props}
+    except Exception:  # noqa: BLE001 - no onnx package, or a broken file: there is no usable copy
+        return False
+    return meta.get(SOURCE_KEY) == sha256(weights)
+
+
 def cpu_session(model):
     """An ONNX Runtime session on the CPU for a model (a path or serialized bytes), its worker
     threads not spinning after a run: by default they do, and take the second core of a 2-core

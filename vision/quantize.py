@@ -18,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .nets import export_onnx, made_from, stamp
+
 log = logging.getLogger(__name__)
 
 SUFFIX = ".int8.onnx"
-SOURCE_KEY = "zendo_source_sha256"  # as the detector's ONNX copy is stamped
 BATCH = 64  # crops per calibration batch
 
 
@@ -35,12 +36,6 @@ def int8_path(weights: str | Path) -> Path:
     return weights.with_name(weights.stem + SUFFIX)
 
 
-def sha256(path: str | Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def int8_copy(weights: str | Path) -> Path | None:
     """The int8 copy beside `weights` when it was made from exactly these weights and can be read;
     otherwise None, with a warning when a copy is there but stale or unreadable (the caller reads
@@ -48,20 +43,15 @@ def int8_copy(weights: str | Path) -> Path | None:
     path = int8_path(weights)
     if not path.is_file():
         return None
-    try:
-        import onnx
-
-        meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
-    except Exception:  # noqa: BLE001 - no onnx package or a broken file: no usable copy
-        meta = {}
-    if meta.get(SOURCE_KEY) != sha256(weights):
+    if not made_from(path, weights):
         log.warning("%s: unreadable, or not made from %s (stale); crops are read in float", path, Path(weights).name)
         return None
     return path
 
 
 class _Batches:
-    """ONNX Runtime's calibration reader over an array of network inputs, BATCH at a time."""
+    """A calibration reader (ONNX Runtime calls only `get_next`) over an array of network inputs,
+    BATCH at a time."""
 
     def __init__(self, x: np.ndarray):
         self._batches = iter([x[i:i + BATCH] for i in range(0, len(x), BATCH)])
@@ -84,26 +74,21 @@ def quantize(net, weights: str | Path, x: np.ndarray, out: str | Path | None = N
     """Write the int8 copy of `net` (loaded from `weights`), calibrated on network inputs `x`
     (float, N x C x H x W: what the net is fed), stamped with the weights' SHA-256. Returns its path."""
     import onnx
-    import torch
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
-
-    from .nets import export_onnx
 
     if len(x) == 0:
         raise QuantizeError(f"{weights}: no crops to calibrate the int8 copy on")
     out = Path(out) if out else int8_path(weights)
-    reader = type("Reader", (_Batches, CalibrationDataReader), {})(x)
+    reader = _Batches(x)
     with tempfile.TemporaryDirectory() as tmp:
         plain, pre = Path(tmp) / "float.onnx", Path(tmp) / "pre.onnx"
         plain.write_bytes(export_onnx(net, np.zeros((1, *x.shape[1:]), np.float32)))
         quant_pre_process(str(plain), str(pre))
-        with torch.inference_mode():
-            quantize_static(str(pre), str(out), reader, quant_format=QuantFormat.QDQ, per_channel=True,
-                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                            nodes_to_exclude=_kept_in_float(onnx.load(str(pre))))
+        quantize_static(str(pre), str(out), reader, quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                        nodes_to_exclude=_kept_in_float(onnx.load(str(pre))))
     model = onnx.load(str(out))
-    stamp = model.metadata_props.add()
-    stamp.key, stamp.value = SOURCE_KEY, sha256(weights)
+    stamp(model, weights)
     onnx.save(model, str(out))
     return out
