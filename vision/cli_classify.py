@@ -182,9 +182,10 @@ def quantize_classifier(roots, frames: int, weights: str | None, orient_weights:
         clf = load_classifier(weights or DEFAULT_CLASSIFIER, orient_weights, int8=False)
     except ClassifierError as exc:
         raise UserError(str(exc)) from None
-    x, _, o = _examples(_folders(roots)[:frames], det_conf, seed)
+    folders = _folders(roots)[:frames]
+    x, _, o = _examples(folders, det_conf, seed)
     x = to_tensor(x).numpy()
-    out = {"frames": min(frames, len(_folders(roots))), "crops": int(len(x))}
+    out = {"frames": len(folders), "crops": int(len(x))}
     try:
         out["classifier"] = str(quantize(clf.net, clf.weights, x))
         if clf.orient_net is not None:  # it reads pyramid crops only
