@@ -197,13 +197,17 @@ def signed_distances(piece: Piece, pts: np.ndarray) -> np.ndarray:
     """Each point's signed distance to a piece's solid (the largest of its five face-plane
     distances; negative inside): the residual fitting minimises. Compiled (vision.fitkernel):
     the later stages ask it hundreds of times a frame."""
+    return _signed_distances(piece.size, piece.matrix, piece.origin, pts)
+
+
+def _signed_distances(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """`signed_distances` for a pose given as R, t (the fit's own terms, before a Piece is made)."""
     kernel = _kernel("signed_distances")
     if kernel is None:
-        return _residuals(piece.size, piece.matrix, piece.origin, pts)[0]
-    n, d = _planes5(piece.size)
+        return _residuals(size, R, t, pts)[0]
+    n, d = _planes5(size)
     pts = np.ascontiguousarray(np.reshape(pts, (-1, 3)), np.float64)
-    return kernel(n, d, np.ascontiguousarray(piece.matrix, np.float64),
-                  np.ascontiguousarray(piece.origin, np.float64), pts)
+    return kernel(n, d, np.ascontiguousarray(R, np.float64), np.ascontiguousarray(t, np.float64), pts)
 
 
 def gauss_newton(size: str, R: np.ndarray, t: np.ndarray, pts: np.ndarray, cfg: PoseConfig,
@@ -749,7 +753,7 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
         q = matrix_to_quat(R)
         piece = Piece(f"p{i}", color, size, tuple(map(float, t)), tuple(map(float, q)))
         pts = point_sets[k]
-        rms = float(np.sqrt(np.mean(_residuals(size, R, t, pts)[0] ** 2))) if len(pts) else 99.0
+        rms = float(np.sqrt(np.mean(_signed_distances(size, R, t, pts) ** 2))) if len(pts) else 99.0
         pf = PieceFit(piece, rms, len(pts), fs, name, float(detections.confidence[k]), k, other_size.get(k))
         pieces.append(piece)
         reports.append(pf)
@@ -887,13 +891,13 @@ def _refine(fits, point_sets, detections, depth, to_cam, intr, cfg, refit: bool 
             out.append((k, R, t, cost, fs, name))
             continue
         _, size, _ = _class_split(int(detections.class_id[k]))
-        own = np.abs(_residuals(size, R, t, pts)[0])
+        own = np.abs(_signed_distances(size, R, t, pts))
         keep = np.ones(len(pts), bool)
         for k2, R2, t2, _, _, n2 in fits:
             if k2 == k or n2 == "none":
                 continue
             _, size2, _ = _class_split(int(detections.class_id[k2]))
-            other = np.abs(_residuals(size2, R2, t2, pts)[0])
+            other = np.abs(_signed_distances(size2, R2, t2, pts))
             keep &= ~((other < own - 0.5) & (other < 1.5))
         if keep.sum() >= MIN_POINTS and keep.sum() < len(pts):
             sub = pts[keep]
