@@ -90,6 +90,11 @@ def test_without_numba_the_fit_runs_its_numpy_statement(monkeypatch):
         assert pose._kernel("gauss_newton_batch") is None
         got = pose.gauss_newton_batch("small", Rs, ts, pts, CFG, 5)
         assert all(np.array_equal(a, b) for a, b in zip(want, got))
+        table, intr, depth = camera_and_depth(0)  # and the free-space test runs in numpy too
+        args = (surface_samples("small")[None], Rs, ts + [0.0, 0.0, 20.0], depth, table.to_camera, intr, 3.0)
+        assert np.array_equal(pose._free_space_of(*args), pose._free_space_numpy(*args))
+        piece = pose.Piece("a", "red", "small", tuple(ts[0]), (1.0, 0.0, 0.0, 0.0))
+        assert np.abs(pose.signed_distances(piece, pts) - pose._residuals("small", np.eye(3), ts[0], pts)[0]).max() == 0
     finally:
         pose._kernel.cache_clear()
 

@@ -1,10 +1,11 @@
 """The zendo-scene/1 contract: load, validate (every rule under 'Validity'), save."""
 import json
 
+import numpy as np
 import pytest
 
 from zendo.build import beside, tower, upright
-from zendo.scene import Scene, SceneError, load_scene, save_scene, scene_from_dict
+from zendo.scene import Piece, Scene, SceneError, load_scene, save_scene, scene_from_dict
 from helpers import S
 
 
@@ -107,3 +108,14 @@ def test_wrong_format_tag_is_rejected():
     d["format"] = "zendo-scene/2"
     with pytest.raises(SceneError, match="format"):
         scene_from_dict(d)
+
+
+def test_a_pieces_rotation_matrix_cannot_be_changed_in_place():
+    """Pieces of one rotation share their matrix (perception makes thousands a frame), so it is
+    read-only: writing into one piece's matrix would move every piece turned the same way."""
+    a = Piece("a", "red", "small", (0.0, 0.0, 0.0), (0.9238795, 0.0, 0.0, 0.3826834))
+    b = Piece("b", "blue", "large", (50.0, 0.0, 0.0), (0.9238795, 0.0, 0.0, 0.3826834))
+    assert a.matrix is b.matrix
+    with pytest.raises(ValueError):
+        a.matrix[0, 0] = 1.0
+    assert np.allclose(a.matrix @ a.matrix.T, np.eye(3))
