@@ -256,11 +256,13 @@ def test_train_classifier_runs_one_epoch_on_rendered_folders(tmp_path):
     assert doc["frames"] == 2 and doc["crops"] > 10
     clf = PieceClassifier(out)
     assert clf.probabilities(np.zeros((3, 6, CROP_PX, CROP_PX), np.uint8)).shape == (3, N_CLASSES)
+    assert doc["int8"] == str(tmp_path / "cls.int8.onnx") and clf.runtime == "int8"  # its int8 copy, up to date
 
 
 def test_train_classifier_trains_the_orientation_net_for_one_epoch(tmp_path):
     data, out, doc = train_on_two_rendered_tables(tmp_path, "orientation", seed=424243, epochs=1)
     assert doc["frames"] == 2 and doc["crops"] > 10
+    assert PieceClassifier(DEFAULT_CLASSIFIER, orientation=out).runtime == "int8"  # its int8 copy came with it
     p = PieceClassifier(DEFAULT_CLASSIFIER, orientation=out).orientations(np.zeros((3, 6, CROP_PX, CROP_PX), np.uint8))
     assert p.shape == (3, N_ORIENTATIONS) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
     scored = eval_classifier_block(data, "--orientation", out, "orientation")

@@ -86,7 +86,25 @@ def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, 
     meta = {"task": task, "data": list(roots), "frames": len(folders), "crops": int(len(x)), "epochs": epochs, "seed": seed,
             "det_conf": det_conf, "lr": lr, "from": start, "history": history}
     save(state, out, meta)
-    click.echo(json.dumps({"weights": out, **{k: meta[k] for k in ("frames", "crops")}, "last": history[-1]}))
+    row = {"weights": out, **{k: meta[k] for k in ("frames", "crops")}, "last": history[-1]}
+    click.echo(json.dumps({**row, "int8": str(_int8_copy_of(out, task, x))}))  # the old copy is stale now
+
+
+CALIBRATION_CROPS = 3500  # about the crops of the 60 folders `zendo quantize-classifier` takes by default
+
+
+def _int8_copy_of(weights: str, task: str, x):
+    """Write the int8 copy of freshly trained weights (what the pipeline reads crops with on the
+    CPU), calibrated on the first CALIBRATION_CROPS of its own training crops: the copy of the
+    weights they replace is stale now, and would be ignored."""
+    from pathlib import Path
+
+    from .classify import N_CLASSES, N_ORIENTATIONS, _load_net, to_tensor
+    from .quantize import quantize
+
+    n_out = N_CLASSES if task == "class" else N_ORIENTATIONS
+    net = _load_net(Path(weights), n_out, task, "zendo train-classifier")
+    return quantize(net, weights, to_tensor(x[:CALIBRATION_CROPS]).numpy())
 
 
 def _start_state(start: str | None, task: str) -> dict | None:
