@@ -87,7 +87,7 @@ def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, 
             "det_conf": det_conf, "lr": lr, "from": start, "history": history}
     save(state, out, meta)
     row = {"weights": out, **{k: meta[k] for k in ("frames", "crops")}, "last": history[-1]}
-    click.echo(json.dumps({**row, "int8": str(_int8_copy_of(out, task, x))}))  # the old copy is stale now
+    click.echo(json.dumps({**row, "int8": _int8_copy_of(out, task, x)}))  # the old copy is stale now
 
 
 CALIBRATION_CROPS = 3500  # about the crops of the 60 folders `zendo quantize-classifier` takes by default
@@ -99,12 +99,18 @@ def _int8_copy_of(weights: str, task: str, x):
     weights they replace is stale now, and would be ignored."""
     from pathlib import Path
 
-    from .classify import N_CLASSES, N_ORIENTATIONS, _load_net, to_tensor
+    from .classify import N_CLASSES, N_ORIENTATIONS, _load_net
+
+    n_out, what = (N_CLASSES, "classifier") if task == "class" else (N_ORIENTATIONS, "orientation")
+    return _quantized(_load_net(Path(weights), n_out, what, "zendo train-classifier"), weights, x[:CALIBRATION_CROPS])
+
+
+def _quantized(net, weights, crops) -> str:
+    """The path of the int8 copy of `net` written beside `weights`, calibrated on these crops."""
+    from .classify import to_tensor
     from .quantize import quantize
 
-    n_out = N_CLASSES if task == "class" else N_ORIENTATIONS
-    net = _load_net(Path(weights), n_out, task, "zendo train-classifier")
-    return quantize(net, weights, to_tensor(x[:CALIBRATION_CROPS]).numpy())
+    return str(quantize(net, weights, to_tensor(crops).numpy()))
 
 
 def _start_state(start: str | None, task: str) -> dict | None:
@@ -193,21 +199,20 @@ def quantize_classifier(roots, frames: int, weights: str | None, orient_weights:
     weights is ignored."""
     from zendo.cli import UserError
 
-    from .classify import DEFAULT_CLASSIFIER, ClassifierError, load_classifier, to_tensor
-    from .quantize import QuantizeError, quantize
+    from .classify import DEFAULT_CLASSIFIER, ClassifierError, load_classifier
+    from .quantize import QuantizeError
 
-    try:
+    try:  # a bad file fails before minutes of crop cutting
         clf = load_classifier(weights or DEFAULT_CLASSIFIER, orient_weights, int8=False)
     except ClassifierError as exc:
         raise UserError(str(exc)) from None
     folders = _folders(roots)[:frames]
     x, _, o = _examples(folders, det_conf, seed)
-    x = to_tensor(x).numpy()
     out = {"frames": len(folders), "crops": int(len(x))}
     try:
-        out["classifier"] = str(quantize(clf.net, clf.weights, x))
+        out["classifier"] = _quantized(clf.net, clf.weights, x)
         if clf.orient_net is not None:  # it reads pyramid crops only
-            out["orientation"] = str(quantize(clf.orient_net, clf.orient_weights, x[o >= 0]))
+            out["orientation"] = _quantized(clf.orient_net, clf.orient_weights, x[o >= 0])
     except QuantizeError as exc:
         raise UserError(str(exc)) from None
     click.echo(json.dumps(out))

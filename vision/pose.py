@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -274,11 +274,22 @@ def _free_space_of(samples: np.ndarray, R: np.ndarray, t: np.ndarray, frame_dept
     kernel = _kernel("free_space")
     if kernel is None:
         return _free_space_numpy(samples, R, t, frame_depth, to_cam, intr, tol)
-    b = np.asarray(to_cam(np.zeros((1, 3))), np.float64)[0]
-    A = np.asarray(to_cam(np.eye(3)), np.float64) - b  # to_cam is affine: p -> p @ A + b
+    A, b = _affine(to_cam)
     return kernel(np.ascontiguousarray(samples, np.float64), np.ascontiguousarray(R, np.float64),
                   np.ascontiguousarray(t, np.float64), A, b, float(intr.fx), float(intr.fy), float(intr.ppx),
                   float(intr.ppy), frame_depth, float(tol))
+
+
+@lru_cache(maxsize=8)
+def _affine(to_cam) -> tuple[np.ndarray, np.ndarray]:
+    """A, b with to_cam(p) = p @ A + b (the camera transform is affine), for the compiled
+    free-space test. Worked out once per calibration object (a bound method is a key by the
+    object it is bound to; the cache holds it, so its id is never reused), not on each of a
+    frame's 700 calls."""
+    b = np.asarray(to_cam(np.zeros((1, 3))), np.float64)[0]
+    A = np.asarray(to_cam(np.eye(3)), np.float64) - b
+    A.flags.writeable = b.flags.writeable = False
+    return A, b
 
 
 def _free_space_numpy(samples: np.ndarray, R: np.ndarray, t: np.ndarray, frame_depth: np.ndarray, to_cam, intr,
@@ -753,8 +764,7 @@ def estimate_poses(frame: Frame, detections: Detections, calibration, cfg: PoseC
         q = matrix_to_quat(R)
         piece = Piece(f"p{i}", color, size, tuple(map(float, t)), tuple(map(float, q)))
         pts = point_sets[k]
-        rms = float(np.sqrt(np.mean(_signed_distances(size, R, t, pts) ** 2))) if len(pts) else 99.0
-        pf = PieceFit(piece, rms, len(pts), fs, name, float(detections.confidence[k]), k, other_size.get(k))
+        pf = PieceFit(piece, rms_of(piece, pts), len(pts), fs, name, float(detections.confidence[k]), k, other_size.get(k))
         pieces.append(piece)
         reports.append(pf)
     return drop_duplicates(scene_with(Scene((), tuple(stones)), pieces, reports), reports)
