@@ -6,6 +6,8 @@ depth, and the classifier reads the second one's colour in its own box.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -115,14 +117,14 @@ def _pairs_on_a_standing_piece_fitted_lying(orientation=None):
 
 def test_a_piece_stood_up_is_the_scene_s_piece_too():
     """The pairs stage hands on a scene that agrees with its fit reports."""
-    out, fits, _, _ = _pairs_on_a_standing_piece_fitted_lying()
+    out, fits, _, _, _ = _pairs_on_a_standing_piece_fitted_lying()
     assert out.pieces[0] == fits[0].piece and out.pieces[0].axis[2] > np.cos(np.radians(5))
 
 
 @pytest.mark.parametrize("p_standing, stood", [(0.03, False), (0.5, True)])
 def test_a_piece_whose_crop_firmly_says_lying_is_not_stood_up(p_standing, stood):
     """The same poor lying fit is stood up unless the orientation net reads its box as lying."""
-    out, _, _, _ = _pairs_on_a_standing_piece_fitted_lying((p_standing, 1 - p_standing - 0.01, 0.01))
+    out, _, _, _, _ = _pairs_on_a_standing_piece_fitted_lying((p_standing, 1 - p_standing - 0.01, 0.01))
     assert (out.pieces[0].axis[2] > np.cos(np.radians(5))) == stood
 
 
@@ -140,12 +142,45 @@ def test_a_fit_the_pairs_stage_nearly_split_is_a_misfit_doubt(monkeypatch, near_
         return near if near_passes else None
 
     monkeypatch.setattr(pairs, "split", split)
-    _, fits, _, _ = _pairs_on_a_standing_piece_fitted_lying((0.03, 0.96, 0.01))  # the crop says lying: not stood up
+    _, fits, _, _, _ = _pairs_on_a_standing_piece_fitted_lying((0.03, 0.96, 0.01))  # the crop says lying: not stood up
     assert fits[0].maybe_two == near_passes
     assert [d["piece"] for d in misfit_doubts(fits)] == ([fits[0].piece.id] if near_passes else [])
     if near_passes:  # the doubt carries the pair: the piece may be those two
         pid = fits[0].piece.id
         assert [q["id"] for q in misfit_doubts(fits)[0]["two"]] == [pid, f"{pid}-two"]
+
+
+@pytest.mark.parametrize("apart_widths, p_standing, splits", [(1.0, 0.9, True), (0.6, 0.9, False), (1.0, 0.03, False)],
+                         ids=["a-width-apart-read-standing", "closer-than-a-base", "read-lying"])
+def test_a_near_pair_a_base_apart_and_read_standing_is_split_with_a_doubt(monkeypatch, apart_widths, p_standing,
+                                                                          splits):
+    """Two touching standing pieces read as one lying piece often miss the pair limits by a
+    little. Where the halves stand a base's width apart (as two standing pieces of one size must)
+    and the crop reads standing, the two are kept, and the second may be absent, the one piece
+    read first standing there instead."""
+    import vision.pairs as pairs
+    from zendo.doubts import alternatives, describe
+    from zendo.pieces import PYRAMID_SIZES
+
+    def split(fit, *args):  # two standing halves within NEAR_PAIR but over the pair's free space
+        a = replace(fit.piece, rotation=(1.0, 0.0, 0.0, 0.0))
+        b = replace(a, id="p9", position=(a.position[0] + apart_widths * PYRAMID_SIZES[a.size].width, *a.position[1:]))
+        near = pairs.Pair(a, b, 0.22, 1.4, 0.9, np.array([0, 0, 10, 10], np.float32))
+        assert not near.holds
+        return near
+
+    monkeypatch.setattr(pairs, "split", split)
+    monkeypatch.setattr(pairs, "stand_up", lambda *args: None)  # the pair, not standing up, is what is tried
+    out, fits, _, _, doubts = _pairs_on_a_standing_piece_fitted_lying((p_standing, 0.98 - p_standing, 0.02))
+    assert [p.id for p in out.pieces] == (["a", "p9"] if splits else ["a"])
+    assert [d["kind"] for d in doubts] == (["absent"] if splits else [])
+    if splits:
+        one = fits[0].piece
+        assert doubts[0]["piece"] == "p9" and "one piece" in describe(doubts[0])
+        instead = next(alternatives(list(out.pieces), doubts[0]))
+        assert [q.id for q in instead] == ["a"] and instead[0].axis[2] < 0.5 and instead[0] != one
+    else:
+        assert fits[0].maybe_two
 
 
 def across_two_tips():

@@ -318,11 +318,12 @@ class Pipeline:
             watch.lap("classify")
         scene, fits = estimate_poses(frame, det, table, self.pose_cfg, heights)
         watch.lap("pose")
-        stage_doubts: list[dict] = []  # the towers and unboxed stages' doubts
+        stage_doubts: list[dict] = []  # the pairs, towers, lying, unboxed and colour-check stages' doubts
         colors = FrameColors(self.classifier.colors if self.classifier is not None else None, frame.color, heights)
         if self.cfg.pairs:
-            scene, fits, det, verdicts = split_pairs(frame, scene, fits, det, verdicts, heights, table,
-                                                     self.pose_cfg, self.classifier)
+            scene, fits, det, verdicts, found = split_pairs(frame, scene, fits, det, verdicts, heights, table,
+                                                            self.pose_cfg, self.classifier)
+            stage_doubts += found
             watch.lap("pairs")
         if self.cfg.towers:
             scene, fits, det, verdicts, found = complete_towers(frame, scene, fits, det, verdicts, heights, table,

@@ -122,6 +122,8 @@ def describe(d: Mapping) -> str:
     if k == "class":
         return f"{d['piece']} may be {d['color']} {d['size']}"
     if k == "absent":
+        if d.get("then") and d.get("why") == "pair":
+            return f"{d['piece']} may not be a piece: it and {d['then'][0]['id']} may be one piece lying there"
         if d.get("then"):
             return f"{d['piece']} may not be a piece: {d['then'][0]['id']} may stand alone"
         return f"{d['piece']} may not be a piece"
