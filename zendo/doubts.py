@@ -8,8 +8,9 @@ alternative koan:
   piece read too small is fitted to the top of what the camera saw, so a larger reading is also
   tried set down on the table (`read_as`);
 - "absent": a piece might not be there at all (a weak detection, a piece nested in a lying one,
-  which no depth point of its own supports, or the weaker of two pieces whose walls cross: rigid
-  pieces cannot both stand so); where the piece's presence
+  which no depth point of its own supports, the weaker of two pieces whose walls cross: rigid
+  pieces cannot both stand so, or the second of two standing pieces split from a poor lying fit
+  only nearly within the pair limits); where the piece's presence
   moved another (a tower's lower piece found by its band lifts the upper one), the doubt
   carries that piece as it stands without it ("then");
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
