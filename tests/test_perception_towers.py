@@ -199,3 +199,81 @@ def test_a_lone_large_piece_is_no_tower_of_smaller_ones(seed):
     res = perceive_one_frame(frame, cal, one_box(r, {"a"}, "black_large"))
     assert [p.size for p in res.scene.pieces] == ["large"]
     assert doubts_of(res, "tower") == []
+
+
+class _BandReads:
+    """A frame's colour model that reads every band as one colour, this surely."""
+
+    def __init__(self, color: str, p: float):
+        from vision.colors import ColorReading
+
+        self.reading = ColorReading(color, p, "black", 1.0 - p)
+
+    def read(self, rows, cols):
+        return self.reading
+
+
+def _same_size_tower_read_as_one(base_z: float, gain: int):
+    """A black large fitted at `base_z` (its foot), a yellow large's band under its rim, and the
+    towers stage's one same-size "under" candidate for it with this point gain."""
+    from vision.towers import Candidate, _at
+
+    base = upright(Spec("p1", "black", "large"), (0, 0), 0)
+    base = _at(base, base.origin + np.array([0.0, 0.0, base_z]))
+    lower, upper = tower([Spec("p2", "yellow", "large"), Spec("p1", "black", "large")], (0, 0), 0)
+    if base_z > 0:  # the pair stands on something: lift both
+        lower, upper = (_at(q, q.origin + np.array([0.0, 0.0, base_z])) for q in (lower, upper))
+    corner, tip = lower.vertices[0], lower.vertices[4]
+    pts = corner + np.linspace(0.0, 4.0 / (tip - corner)[2], 20)[:, None] * (tip - corner)  # up the band
+    return base, [Candidate("under", lower, upper, gain)], pts
+
+
+@pytest.mark.parametrize("base_z, gain, p, found", [
+    (0.0, -150, 0.9, True),   # on the table: depth's gain is no witness there, the band decides
+    (0.0, -150, 0.6, True),   # ... and a band read 0.6 surely is enough there
+    (0.0, 5, 0.3, False),     # ... but not one read as unsurely as this
+    (30.0, -150, 0.9, False),  # raised: the band may be the support's, so depth must not rule it out
+    (30.0, 5, 0.6, False),    # ... nor may the band be read as unsurely as on the table
+    (30.0, 5, 0.9, True),
+], ids=["table-low-gain", "table-unsure-band", "table-too-unsure", "raised-low-gain", "raised-unsure-band",
+        "raised-sure"])
+def test_a_same_size_tower_on_the_table_rests_on_its_bands_colour_alone(monkeypatch, base_z, gain, p, found):
+    """Issue 6, item 3: towers of one size read as one piece. Under a piece on the table the band
+    can only be the lower piece's or the fitted piece's own foot, so its colour decides there
+    even where depth prefers one piece; under a raised piece depth's floor still applies."""
+    import vision.towers as towers
+
+    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
+    base, scored, pts = _same_size_tower_read_as_one(base_z, gain)
+    pix = np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
+    got = towers._color_tower(scored, base, [base], pts, pix, _BandReads("yellow", p), None, None, None)
+    assert (got is not None) == found
+    if found:
+        assert got.candidate.added.color == "yellow" and got.reading.color == "yellow"
+
+
+def test_a_tower_on_the_table_whose_band_is_in_free_space_is_not_found(monkeypatch):
+    """Without the gain floor, the free-space limit is what keeps a lower piece out where the
+    camera saw through its place."""
+    import vision.towers as towers
+
+    monkeypatch.setattr(towers, "_with_free_space",
+                        lambda c, *a: towers.replace(c, free_space=towers.STACKED_FREE_SPACE + 0.05))
+    base, scored, pts = _same_size_tower_read_as_one(0.0, -150)
+    pix = np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
+    assert towers._color_tower(scored, base, [base], pts, pix, _BandReads("yellow", 0.99), None, None, None) is None
+
+
+def test_a_band_on_the_table_that_another_piece_explains_finds_no_tower(monkeypatch):
+    """The bundled recording's middle piece of three, boxed alone, was fitted standing inside the
+    red large under it: the band its tower would have was the large's own red faces. On the table
+    the band alone decides, so a pixel another fitted piece explains is no part of it."""
+    import vision.towers as towers
+
+    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
+    base, scored, pts = _same_size_tower_read_as_one(0.0, -150)
+    pix = np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
+    around = towers.replace(scored[0].added, id="p9", color="red")  # its faces through the band's points
+    reads = _BandReads("red", 0.99)
+    assert towers._color_tower(scored, base, [base, around], pts, pix, reads, None, None, None) is None
+    assert towers._color_tower(scored, base, [base], pts, pix, reads, None, None, None) is not None

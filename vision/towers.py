@@ -18,7 +18,9 @@ there is mostly the upper piece (tuning set: 10 of 12 lower pieces took the uppe
 A tower of two pieces of one size differs from one piece in depth by a band 5.5 mm high, too
 little to decide (the "stacked" doubt). Its colour can: when the band under the rim shows a
 colour other than the upper piece's, surely, the lower piece is added, with an "absent" doubt,
-for a few pixels of colour are all it rests on.
+for a few pixels of colour are all it rests on. Under a piece fitted on the table the band's
+colour decides alone (no floor on depth's point gain, a less sure reading), for there its pixels,
+less those another fitted piece explains, can only be the lower piece's or the fitted one's foot.
 """
 from __future__ import annotations
 
@@ -65,6 +67,8 @@ MIN_CLASS_P = 0.5  # the classifier must read a pyramid in the added piece's ban
 BAND_MARGIN_MM = 1.0  # a lower piece's band: its points at least this far under the upper one's rim
 BAND_MIN_PX = 8  # the colour model reads a band of this many pixels; its reading counts this surely:
 BAND_P = 0.8  # (tuning sets: 8 px / 0.8 gave 11 more right classes on each, 12 px / 0.9 gave 9 and 6)
+GROUNDED_BAND_P = 0.5  # under a piece fitted on the table (tuning sets, no gain floor: 0.8 found 24 true towers
+# and 2 false ones, 0.5 found 26 and 2; both 3-4 with the lower piece's colour wrong)
 BAND_DOUBT_P = 0.02  # a band's runner-up colour this likely is a class doubt: a few pixels are read less
 # surely than a crop (the classifier's CLASS_DOUBT_P is 0.05; a blue band in shadow read black 0.95, blue 0.04)
 
@@ -96,6 +100,10 @@ def _at(p: Piece, origin: np.ndarray, size: str | None = None, pid: str | None =
     return replace(p, position=tuple(map(float, origin)), size=size or p.size, id=pid or p.id)
 
 
+def _on_the_table(p: Piece) -> bool:
+    return float(p.vertices[:, 2].min()) < GROUNDED_MM
+
+
 def _support(p: Piece, pieces: list[Piece]) -> Piece | None:
     """The fitted piece `p` rests on coaxially (its tip under p's base), if any."""
     best, best_z = None, -np.inf
@@ -111,7 +119,7 @@ def candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidate
     """Every coaxial neighbour `p` could have that no fitted piece already is. Single fits of a
     tower sit between its pieces, so each is also tried a few millimetres up and down."""
     axis = p.axis
-    grounded = float(p.vertices[:, 2].min()) < GROUNDED_MM
+    grounded = _on_the_table(p)
     support = None if grounded else _support(p, pieces)
     occupied_above = any(q.id != p.id and np.linalg.norm(q.origin[:2] - p.origin[:2]) < COAXIAL_MM
                          and q.origin[2] > p.origin[2] + 1 for q in pieces)
@@ -268,13 +276,13 @@ def _band_points(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray
     return _under_rim(c.added, c.moved, pts) if c.where == "under" else _own_points(c, pieces, base, pts)
 
 
-def _band_color(colors: FrameColors, band: np.ndarray, pix: np.ndarray) -> ColorReading | None:
+def _band_color(colors: FrameColors, band: np.ndarray, pix: np.ndarray, min_p: float = BAND_P) -> ColorReading | None:
     """The colour model on the pixels of the chosen points (a band); None for fewer than
-    BAND_MIN_PX pixels, a reading under BAND_P, or no colour model."""
+    BAND_MIN_PX pixels, a reading under `min_p`, or no colour model."""
     if band.sum() < BAND_MIN_PX:
         return None
     got = colors.read(pix[band, 0], pix[band, 1])
-    return got if got is not None and got.p >= BAND_P else None
+    return got if got is not None and got.p >= min_p else None
 
 
 def _runner_up_doubt(piece: Piece, reading: ColorReading) -> list[dict]:
@@ -286,15 +294,42 @@ def _runner_up_doubt(piece: Piece, reading: ColorReading) -> list[dict]:
              "p": round(reading.runner_up_p, 3)}]
 
 
+def _unexplained(pts: np.ndarray, pieces: list[Piece]) -> np.ndarray:
+    """Which points no piece of `pieces` explains (within INLIER_MM)."""
+    if not pieces:
+        return np.ones(len(pts), bool)
+    return np.abs(union_distance(pieces, pts)) >= INLIER_MM
+
+
+def _color_tower_candidate(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr) -> Candidate | None:
+    """The same-size piece that may stand under `base`, for its band's colour to decide. Under a
+    piece fitted on the table depth's point gain is no witness (the tuning sets' true towers of
+    one size read as one piece there gained -174 to +17 points; STACKED_MIN_GAIN let 16 of 29
+    through), while the band's pixels, less those another fitted piece explains, can only be
+    that piece's or the fitted one's own foot, whose colour adds nothing: so there only the
+    free-space limit applies. (The bundled recording's middle piece of three, boxed alone and
+    fitted standing inside the red large, read its band red off the large's own faces.)"""
+    if not _on_the_table(base):
+        return next((c for c in _stacked_candidates(scored, base, depth_mm, to_cam, intr) if c.where == "under"), None)
+    for c in scored:
+        if c.where == "under" and c.added.size == base.size:
+            c = _with_free_space(c, base, depth_mm, to_cam, intr)
+            return c if c.free_space <= STACKED_FREE_SPACE else None
+    return None
+
+
 def _color_tower(scored: list[Candidate], base: Piece, pieces, pts, pix, colors: FrameColors, depth_mm, to_cam,
                  intr) -> Addition | None:
     """The same-size piece under `base` that depth left in doubt, when its band shows another
-    colour surely (BAND_MIN_PX, BAND_P); no verdict (the classifier did not find it)."""
-    c = next((c for c in _stacked_candidates(scored, base, depth_mm, to_cam, intr) if c.where == "under"), None)
+    colour surely (BAND_MIN_PX; BAND_P, or GROUNDED_BAND_P under a piece on the table); no verdict
+    (the classifier did not find it)."""
+    c = _color_tower_candidate(scored, base, depth_mm, to_cam, intr)
     if c is None:
         return None
     band = _band_points(c, pieces, base, pts)
-    got = _band_color(colors, band, pix)
+    if _on_the_table(base):  # the band alone decides there: none of its pixels may be another piece's
+        band = band & _unexplained(pts, [q for q in pieces if q.id != base.id])
+    got = _band_color(colors, band, pix, GROUNDED_BAND_P if _on_the_table(base) else BAND_P)
     if got is None or got.color == base.color:
         return None
     return Addition(c, got, pixel_box(pix[band]))
