@@ -67,8 +67,8 @@ MIN_CLASS_P = 0.5  # the classifier must read a pyramid in the added piece's ban
 BAND_MARGIN_MM = 1.0  # a lower piece's band: its points at least this far under the upper one's rim
 BAND_MIN_PX = 8  # the colour model reads a band of this many pixels; its reading counts this surely:
 BAND_P = 0.8  # (tuning sets: 8 px / 0.8 gave 11 more right classes on each, 12 px / 0.9 gave 9 and 6)
-GROUNDED_BAND_P = 0.5  # under a piece fitted on the table (tuning sets, no gain floor: 0.8 found 24 true towers
-# and 2 false ones, 0.5 found 26 and 2; both 3-4 with the lower piece's colour wrong)
+GROUNDED_BAND_P = 0.5  # under a piece fitted on the table (tuning sets, no gain floor, other pieces' pixels left
+# out: 0.8 found 24 true towers and 1 false one, 0.5 found 26 and 1; 3 and 4 with the lower piece's colour wrong)
 BAND_DOUBT_P = 0.02  # a band's runner-up colour this likely is a class doubt: a few pixels are read less
 # surely than a crop (the classifier's CLASS_DOUBT_P is 0.05; a blue band in shadow read black 0.95, blue 0.04)
 
@@ -312,8 +312,8 @@ def _unexplained(pts: np.ndarray, pieces: list[Piece]) -> np.ndarray:
 def _color_tower_candidate(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr) -> Candidate | None:
     """The same-size piece that may stand under `base`, for its band's colour to decide. Under a
     piece fitted on the table depth's point gain is no witness (the tuning sets' true towers of
-    one size read as one piece there gained -174 to +17 points; STACKED_MIN_GAIN let 16 of 29
-    through), while the band's pixels, less those another fitted piece explains, can only be
+    one size read as one piece there, whose band read right, gained -174 to +17 points;
+    STACKED_MIN_GAIN kept 8 of 26 out), while the band's pixels, less those another fitted piece explains, can only be
     that piece's or the fitted one's own foot, whose colour adds nothing: so there only the
     free-space limit applies. (The bundled recording's middle piece of three, boxed alone and
     fitted standing inside the red large, read its band red off the large's own faces.)"""
