@@ -151,12 +151,12 @@ def test_a_bands_runner_up_colour_within_reach_is_a_class_doubt():
     """A blue band in shadow can read black: the Master hears the blue alternative, as for any
     reading whose runner-up is within reach."""
     from vision.colors import ColorReading
-    from vision.towers import BAND_DOUBT_P, _runner_up_doubt
+    from vision.towers import BAND_DOUBT_P, _band_class_doubts
 
     piece = upright(Spec("p3", "black", "small"), (0, 0), 0)
-    near = _runner_up_doubt(piece, ColorReading("black", 0.95, "blue", 0.04))
+    near = _band_class_doubts(piece, ColorReading("black", 0.95, "blue", 0.04))
     assert near == [{"kind": "class", "piece": "p3", "color": "blue", "size": "small", "p": 0.04}]
-    assert _runner_up_doubt(piece, ColorReading("black", 0.99, "blue", BAND_DOUBT_P / 2)) == []
+    assert _band_class_doubts(piece, ColorReading("black", 0.99, "blue", BAND_DOUBT_P / 2)) == []
 
 
 def test_a_band_read_unsurely_may_be_any_colour():
@@ -164,13 +164,13 @@ def test_a_band_read_unsurely_may_be_any_colour():
     any colour: before it was added, the "stacked" doubt offered the piece in each colour, and the
     Master must still hear of them (held-out table 950008: a yellow band read red 0.77)."""
     from vision.colors import ColorReading
-    from vision.towers import BAND_P, _runner_up_doubt
+    from vision.towers import BAND_P, _band_class_doubts
 
     piece = upright(Spec("p7", "red", "medium"), (0, 0), 0)
-    unsure = _runner_up_doubt(piece, ColorReading("red", BAND_P - 0.03, "black", 0.14))
+    unsure = _band_class_doubts(piece, ColorReading("red", BAND_P - 0.03, "black", 0.14))
     assert [d["color"] for d in unsure] == ["black", "yellow", "green", "blue"]
     assert all(d["kind"] == "class" and d["piece"] == "p7" and d["size"] == "medium" for d in unsure)
-    assert [d["color"] for d in _runner_up_doubt(piece, ColorReading("red", BAND_P + 0.1, "black", 0.1))] == ["black"]
+    assert [d["color"] for d in _band_class_doubts(piece, ColorReading("red", BAND_P + 0.1, "black", 0.1))] == ["black"]
 
 
 def test_a_tower_of_three_mediums_read_as_one_large_piece_may_be_that_tower():

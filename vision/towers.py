@@ -285,12 +285,13 @@ def _band_color(colors: FrameColors, band: np.ndarray, pix: np.ndarray, min_p: f
     return got if got is not None and got.p >= min_p else None
 
 
-def _runner_up_doubt(piece: Piece, reading: ColorReading) -> list[dict]:
-    """A class doubt for the band's runner-up colour where it is within reach (BAND_DOUBT_P): a
-    band in shadow can pass for black. A reading under BAND_P (one only a piece on the table is
-    added on) is a doubt of every other colour: before it was added, the "stacked" doubt offered
-    the piece in each colour (held-out table 950008: a yellow medium's band read red 0.77, black
-    0.14, left "contains a yellow piece" wrong and unflagged)."""
+def _band_class_doubts(piece: Piece, reading: ColorReading) -> list[dict]:
+    """The class doubts of a piece whose colour a band gave: its runner-up colour where it is
+    within reach (BAND_DOUBT_P), for a band in shadow can pass for black; and, for a reading
+    under BAND_P (only a piece under one on the table is added on such), every other colour:
+    before it was added, the "stacked" doubt offered the piece in each colour (held-out table
+    950008: a yellow medium's band read red 0.77, black 0.14, left "contains a yellow piece"
+    wrong and unflagged)."""
     out = []
     if reading.runner_up != reading.color and reading.runner_up_p >= BAND_DOUBT_P:
         out.append({"kind": "class", "piece": piece.id, "color": reading.runner_up, "size": piece.size,
@@ -313,9 +314,9 @@ def _color_tower_candidate(scored: list[Candidate], base: Piece, depth_mm, to_ca
     """The same-size piece that may stand under `base`, for its band's colour to decide. Under a
     piece fitted on the table depth's point gain is no witness (the tuning sets' true towers of
     one size read as one piece there, whose band read right, gained -174 to +17 points;
-    STACKED_MIN_GAIN kept 8 of 26 out), while the band's pixels, less those another fitted piece explains, can only be
-    that piece's or the fitted one's own foot, whose colour adds nothing: so there only the
-    free-space limit applies. (The bundled recording's middle piece of three, boxed alone and
+    STACKED_MIN_GAIN kept 8 of 26 out), while the band's pixels, less those another fitted piece
+    explains, can only be that piece's or the fitted one's own foot, whose colour adds nothing:
+    so there only the free-space limit applies. (The bundled recording's middle piece of three, boxed alone and
     fitted standing inside the red large, read its band red off the large's own faces.)"""
     if not _on_the_table(base):
         return next((c for c in _stacked_candidates(scored, base, depth_mm, to_cam, intr) if c.where == "under"), None)
@@ -400,13 +401,13 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         best, reading, box, v = added.candidate, added.reading, added.box, added.verdict
         color, p_color = reading.color, reading.p
         piece = replace(best.added, color=color)
-        doubts += _runner_up_doubt(piece, reading)
+        doubts += _band_class_doubts(piece, reading)
         lower = best.moved
         if best.where == "on":  # the fitted piece is the lower one now: its box read the upper one's colour
             got = _band_color(colors, _under_rim(lower, piece, pts), px)
             if got is not None:
                 lower = replace(lower, color=got.color)
-                doubts += _runner_up_doubt(lower, got)
+                doubts += _band_class_doubts(lower, got)
         pieces[i] = lower
         fits[i] = replace(fits[i], piece=lower)
         pieces.append(piece)
