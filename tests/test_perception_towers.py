@@ -260,7 +260,8 @@ def test_a_same_size_tower_on_the_table_rests_on_its_bands_colour_alone(monkeypa
     monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
     base, scored, pts = _same_size_tower_read_as_one(base_z, gain)
     pix = np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
-    got = towers._color_tower(scored, base, [base], pts, pix, _BandReads("yellow", p), None, None, None)
+    got = towers._color_tower(scored, base, [base], towers.around(base, [base], pts), pix, _BandReads("yellow", p),
+                              None, None, None)
     assert (got is not None) == found
     if found:
         assert got.candidate.added.color == "yellow" and got.reading.color == "yellow"
@@ -275,7 +276,8 @@ def test_a_tower_on_the_table_whose_band_is_in_free_space_is_not_found(monkeypat
                         lambda c, *a: towers.replace(c, free_space=towers.STACKED_FREE_SPACE + 0.05))
     base, scored, pts = _same_size_tower_read_as_one(0.0, -150)
     pix = np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
-    assert towers._color_tower(scored, base, [base], pts, pix, _BandReads("yellow", 0.99), None, None, None) is None
+    assert towers._color_tower(scored, base, [base], towers.around(base, [base], pts), pix, _BandReads("yellow", 0.99),
+                               None, None, None) is None
 
 
 def test_a_band_on_the_table_that_another_piece_explains_finds_no_tower(monkeypatch):
@@ -289,5 +291,7 @@ def test_a_band_on_the_table_that_another_piece_explains_finds_no_tower(monkeypa
     pix = np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
     around = towers.replace(scored[0].added, id="p9", color="red")  # its faces through the band's points
     reads = _BandReads("red", 0.99)
-    assert towers._color_tower(scored, base, [base, around], pts, pix, reads, None, None, None) is None
-    assert towers._color_tower(scored, base, [base], pts, pix, reads, None, None, None) is not None
+    assert towers._color_tower(scored, base, [base, around], towers.around(base, [base, around], pts), pix, reads,
+                               None, None, None) is None
+    assert towers._color_tower(scored, base, [base], towers.around(base, [base], pts), pix, reads,
+                               None, None, None) is not None

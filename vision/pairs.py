@@ -15,11 +15,12 @@ and the classifier reads its colour there. A poor lying fit that is not two piec
 standing piece: `stand_up`. A pair that misses the limits only by a little (NEAR_PAIR: two touching
 smalls read as one lying piece left a half 0.23 free and 2.0 mm off) is not split, but the fit
 is marked `maybe_two`, which raises a misfit doubt (tuning tables: 3 and 0 fewer unflagged
-wrong marks, 0.2 and 0.0 points more right marks flagged). A near pair is split all the same where
-two further witnesses say it is two (`near_pair_splits`): its halves stand a base's width apart,
-as two standing pieces of one size must, and the orientation net reads the box as standing; the
-second piece then carries an "absent" doubt whose alternative is the one piece read first. A poor fit that is a standing piece
-with another lying across its tip (and a neighbour's), one colour and so one box: `bridge`.
+wrong marks, 0.2 and 0.0 points more right marks flagged). A near pair is split all the same
+where two further witnesses say it is two (`near_pair_splits`): its halves stand a base's width
+apart, as two standing pieces of one size must, and the orientation net reads the box as
+standing; the second piece then carries an "absent" doubt whose alternative is the one piece
+read first. A poor fit that is a standing piece with another lying across its tip (and a
+neighbour's), one colour and so one box: `bridge`.
 """
 from __future__ import annotations
 

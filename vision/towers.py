@@ -303,42 +303,38 @@ def _band_class_doubts(piece: Piece, reading: ColorReading) -> list[dict]:
     return out
 
 
-def _unexplained(pts: np.ndarray, pieces: list[Piece]) -> np.ndarray:
-    """Which points no piece of `pieces` explains (within INLIER_MM)."""
-    if not pieces:
-        return np.ones(len(pts), bool)
-    return np.abs(union_distance(pieces, pts)) >= INLIER_MM
-
-
-def _color_tower_candidate(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr) -> Candidate | None:
+def _color_tower_candidate(scored: list[Candidate], base: Piece, on_table: bool, depth_mm, to_cam,
+                           intr) -> Candidate | None:
     """The same-size piece that may stand under `base`, for its band's colour to decide. Under a
     piece fitted on the table depth's point gain is no witness (the tuning sets' true towers of
     one size read as one piece there, whose band read right, gained -174 to +17 points;
     STACKED_MIN_GAIN kept 8 of 26 out), while the band's pixels, less those another fitted piece
     explains, can only be that piece's or the fitted one's own foot, whose colour adds nothing:
-    so there only the free-space limit applies. (The bundled recording's middle piece of three, boxed alone and
-    fitted standing inside the red large, read its band red off the large's own faces.)"""
-    if not _on_the_table(base):
+    so there only the free-space limit applies. (The bundled recording's middle piece of three,
+    boxed alone and fitted standing inside the red large, read its band red off the large's own
+    faces.)"""
+    if not on_table:
         return next((c for c in _stacked_candidates(scored, base, depth_mm, to_cam, intr) if c.where == "under"), None)
-    for c in scored:
-        if c.where == "under" and c.added.size == base.size:
-            c = _with_free_space(c, base, depth_mm, to_cam, intr)
-            return c if c.free_space <= STACKED_FREE_SPACE else None
-    return None
-
-
-def _color_tower(scored: list[Candidate], base: Piece, pieces, pts, pix, colors: FrameColors, depth_mm, to_cam,
-                 intr) -> Addition | None:
-    """The same-size piece under `base` that depth left in doubt, when its band shows another
-    colour surely (BAND_MIN_PX; BAND_P, or GROUNDED_BAND_P under a piece on the table); no verdict
-    (the classifier did not find it)."""
-    c = _color_tower_candidate(scored, base, depth_mm, to_cam, intr)
+    c = next((c for c in scored if c.where == "under" and c.added.size == base.size), None)
     if c is None:
         return None
-    band = _band_points(c, pieces, base, pts)
-    if _on_the_table(base):  # the band alone decides there: none of its pixels may be another piece's
-        band = band & _unexplained(pts, [q for q in pieces if q.id != base.id])
-    got = _band_color(colors, band, pix, GROUNDED_BAND_P if _on_the_table(base) else BAND_P)
+    c = _with_free_space(c, base, depth_mm, to_cam, intr)
+    return c if c.free_space <= STACKED_FREE_SPACE else None
+
+
+def _color_tower(scored: list[Candidate], base: Piece, pieces, near: Around, pix, colors: FrameColors, depth_mm,
+                 to_cam, intr) -> Addition | None:
+    """The same-size piece under `base` that depth left in doubt, when its band shows another
+    colour surely (BAND_MIN_PX; BAND_P, or GROUNDED_BAND_P under a piece on the table); no verdict
+    (the classifier did not find it). `near`: the depth round base's axis, as the scene explains it."""
+    on_table = _on_the_table(base)
+    c = _color_tower_candidate(scored, base, on_table, depth_mm, to_cam, intr)
+    if c is None:
+        return None
+    band = _band_points(c, pieces, base, near.pts)
+    if on_table:  # the band alone decides there: none of its pixels may be another piece's
+        band &= np.abs(near.others) >= INLIER_MM
+    got = _band_color(colors, band, pix, GROUNDED_BAND_P if on_table else BAND_P)
     if got is None or got.color == base.color:
         return None
     return Addition(c, got, pixel_box(pix[band]))
@@ -388,7 +384,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
             added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, colors,
                          frame, table, heights, classifier)
         if added is None and classifier is not None:
-            added = _color_tower(scored, base, pieces, pts, px, colors, depth, to_cam, intr)
+            added = _color_tower(scored, base, pieces, near, px, colors, depth, to_cam, intr)
             if added is not None:  # without the lower piece, the upper one stands where it was fitted
                 doubts.append({"kind": "absent", "piece": added.candidate.added.id,
                                "confidence": round(added.reading.p, 3), "why": "band", "then": [base.to_dict()]})
