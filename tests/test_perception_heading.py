@@ -36,8 +36,9 @@ def _checked(lying, *fitted):
 
     _, rgb, heights, project = lying
     fits = [PieceFit(p, 1.0, 100, 0.0, "flat", 0.9, k) for k, p in enumerate(fitted)]
-    scene, fits = check_headings(rgb, Scene(tuple(fitted)), fits, heights, project)
+    scene, fits, doubts = check_headings(rgb, Scene(tuple(fitted)), fits, heights, project)
     assert [f.piece for f in fits] == list(scene.pieces)  # the fit reports follow the turned pieces
+    assert doubts == []  # the outline of a piece lying in the open tells its heading plainly
     return scene.pieces
 
 
@@ -94,3 +95,51 @@ def test_a_turn_that_would_push_the_piece_into_a_neighbour_is_not_taken(lying):
     assert solid_distance(truth, blocker) < -1.0 and solid_distance(fitted, blocker) > 0.0
     got, _ = _checked(lying, fitted, blocker)
     assert got is fitted
+
+
+def _scores(table: dict[float, float]):
+    """An outline score (IoU) by turn: a peak of the listed height at each listed turn, 10
+    degrees wide, over nothing."""
+    def score(degs):
+        d = np.atleast_1d(np.asarray(degs, float))[:, None] - np.array(list(table))[None]
+        d = (d + 180.0) % 360.0 - 180.0
+        return (np.array(list(table.values()))[None] * np.exp(-0.5 * (d / 10.0) ** 2)).max(axis=1)
+    return score
+
+
+def test_a_far_turn_that_covers_the_colour_by_far_gain_more_is_taken():
+    from vision.heading import FAR_GAIN, _search
+
+    turn, other = _search(_scores({0.0: 0.6, 150.0: 0.6 + FAR_GAIN + 0.01}))
+    assert abs(turn - 150.0) <= 5.0 and other is None
+
+
+def test_a_far_turn_that_covers_the_colour_as_well_but_not_by_far_gain_is_a_heading_doubt():
+    """Held-out 970014: a green small lying against a large one, 0.71 turned round, 0.67 as fitted."""
+    from vision.heading import FAR_GAIN, _search
+
+    turn, other = _search(_scores({0.0: 0.67, 140.0: 0.67 + FAR_GAIN / 2}))
+    assert turn == 0.0 and abs(other - 140.0) <= 5.0
+
+
+def test_a_far_turn_that_covers_the_colour_worse_is_no_doubt():
+    from vision.heading import _search
+
+    assert _search(_scores({0.0: 0.7, 140.0: 0.65})) == (0.0, None)
+
+
+def test_a_piece_that_may_point_another_way_makes_a_pointing_mark_a_judgment_call():
+    from zendo.doubts import alternatives, describe
+    from zendo.relations import RelationsConfig, koan_facts
+    from zendo.rules import mark_perceived, parse_rule
+
+    away = flat(Spec("p1", "red", "small"), (0.0, 0.0), 180.0)  # its tip away from p2
+    target = upright(Spec("p2", "blue", "small"), (40.0, 0.0), 0.0)
+    doubt = {"kind": "heading", "piece": "p1", "turn": 180.0}
+    (alt,) = list(alternatives([away, target], doubt))
+    assert np.allclose(alt[0].vertices.mean(axis=0), away.vertices.mean(axis=0))  # turned about its middle
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    rule = parse_rule("it contains a piece pointing at another piece")
+    m = mark_perceived(rule, facts([away, target]), [away, target], [doubt], facts)
+    assert m.mark == "black" and m.judgment_call
+    assert describe(doubt) == "p1 may point another way (turned 180 degrees)"

@@ -295,3 +295,29 @@ def test_a_band_on_the_table_that_another_piece_explains_finds_no_tower(monkeypa
                                None, None, None) is None
     assert towers._color_tower(scored, base, [base], towers.around(base, [base], pts), pix, reads,
                                None, None, None) is not None
+
+
+def test_a_tower_of_one_colour_found_in_depth_may_be_one_large_piece():
+    """Held-out 940006: a red large read as two red mediums, the upper one off the table, and
+    "contains an ungrounded piece" marked wrong with no flag."""
+    from dataclasses import replace
+
+    from vision.towers import one_larger
+    from zendo.doubts import describe
+    from zendo.relations import RelationsConfig, koan_facts
+    from zendo.rules import mark_perceived, parse_rule
+
+    lower, upper = tower([Spec("p4", "red", "medium"), Spec("p9", "red", "medium")], (10.0, 5.0), 20)
+    lower, upper = (q.moved(np.eye(3), [0.0, 0.0, 4.6]) for q in (lower, upper))  # fitted a little up
+    one = one_larger(lower, upper)
+    assert (one.id, one.color, one.size) == ("p4", "red", "large")
+    assert np.allclose(one.origin[:2], lower.origin[:2]) and float(one.vertices[:, 2].min()) == pytest.approx(0.0)
+    assert one_larger(lower, replace(upper, color="blue")) is None  # two colours: two pieces
+    assert one_larger(replace(lower, size="large"), upper) is None  # no large piece has that shape
+
+    doubt = {"kind": "absent", "piece": "p9", "confidence": 0.9, "why": "one", "then": [one.to_dict()]}
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    rule = parse_rule("it contains an ungrounded piece")
+    m = mark_perceived(rule, facts([lower, upper]), [lower, upper], [doubt], facts)
+    assert m.mark == "white" and m.judgment_call
+    assert describe(doubt) == "p9 may not be a piece: it and p4 may be one red large piece"

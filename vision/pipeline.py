@@ -357,7 +357,8 @@ class Pipeline:
             scene, fits = drop_unseeable(scene, fits)
             watch.lap("unseeable")
         if self.cfg.heading:
-            scene, fits = check_headings(frame.color, scene, fits, heights, project)
+            scene, fits, found = check_headings(frame.color, scene, fits, heights, project)
+            stage_doubts += found
             watch.lap("heading")
         if self.cfg.color_check:
             scene, fits, found = check_colors(scene, fits, verdicts, heights, project, colors)

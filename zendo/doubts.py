@@ -4,22 +4,26 @@ Why: a camera's koan is a best reading, not the truth. Besides predicates near t
 boundary (facts.py: the judgment band), perception has doubts of its own, and each is a concrete
 alternative koan:
 
-- "class": a piece might be another colour or size (the classifier's runner-up was close); a
-  piece read too small is fitted to the top of what the camera saw, so a larger reading is also
-  tried set down on the table (`read_as`);
+- "class": a piece might be another colour or size (the classifier's runner-up was close, or
+  the picture's edge cuts the piece, `"why": "cut"`); a piece read too small is fitted to the
+  top of what the camera saw, so a larger reading is also tried set down on the table
+  (`read_as`);
 - "absent": a piece might not be there at all (a weak detection, a piece nested in a lying one,
   which no depth point of its own supports, the weaker of two pieces whose walls cross: rigid
   pieces cannot both stand so, or the second of two standing pieces split from a poor lying fit
-  only nearly within the pair limits); where the piece's presence
-  moved another (a tower's lower piece found by its band lifts the upper one), the doubt
-  carries that piece as it stands without it ("then");
+  only nearly within the pair limits, or the upper piece of a tower of one colour that a large
+  piece's outline fits, "why": "one"); where the piece's presence
+  moved another (a tower's lower piece found by its band lifts the upper one; the two of a
+  tower may be one large piece), the doubt carries that piece as it stands without it ("then");
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
   table, or one lying flat), so a smaller piece may be hidden under it;
 - "missed": something stands on the table that no piece explains (a piece the detector missed),
   or what was read as a stone stands taller than one, or the classifier reads it as maybe a
   pyramid ("seen": "stone"; a small piece lying flat can pass for a stone), so a piece may
   stand, or lie, there; or, by a piece lying on the table, it may be the rim of a larger piece
-  the lying one is nested in (`around`);
+  the lying one is nested in (`around`); a sliver of colour at the picture's edge ("seen":
+  "colour") is the near end of a piece mostly out of view, so that piece may also stand or lie
+  by the koan's piece nearest it as an edge doubt's unseen neighbour does (`beyond`);
 - "unboxed": a piece found in depth alone (no detection boxed it), so it may be any piece
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
@@ -49,6 +53,8 @@ alternative koan:
 - "orientation": the camera's two witnesses disagree on how a piece on the table stands (the fit
   says lying, the orientation net may say standing, or the other way): the piece stood upright
   or laid flat where it is, heading every 45 degrees (which way it points matters).
+- "heading": a lying piece's outline in colour fits about as well turned far round ("turn",
+  degrees about its centroid) as where it was kept, so it may point that way.
 
 A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`), or
 where no single doubt does, the class doubts of two or more pieces taken together; the
@@ -64,7 +70,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .build import Spec, flat, rest_offset, rest_origin, upright
+from .build import Spec, flat, rest_offset, rest_origin, turn, upright
 from .facts import KoanFacts
 from .pieces import (
     PYRAMID_SIZES,
@@ -79,7 +85,7 @@ from .scene import Piece, Scene, piece_from_dict
 from .shapes import near_pairs, solid_distance
 
 DOUBT_KINDS = ("class", "absent", "covers", "missed", "stacked", "unboxed", "edge", "misfit", "joined",
-               "orientation", "held", "tower")
+               "orientation", "held", "tower", "heading")
 COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit over a hidden one
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
@@ -120,9 +126,14 @@ def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
 def describe(d: Mapping) -> str:
     """One line for the Master."""
     k = d["kind"]
+    if k == "class" and d.get("why") == "cut":
+        return f"{d['piece']} may be {d['color']} {d['size']}: the picture's edge cuts it off"
     if k == "class":
         return f"{d['piece']} may be {d['color']} {d['size']}"
     if k == "absent":
+        if d.get("then") and d.get("why") == "one":
+            q = d["then"][0]
+            return f"{d['piece']} may not be a piece: it and {q['id']} may be one {q['color']} {q['size']} piece"
         if d.get("then") and d.get("why") == "pair":
             return f"{d['piece']} may not be a piece: it and {d['then'][0]['id']} may be one piece lying there"
         if d.get("then"):
@@ -151,6 +162,8 @@ def describe(d: Mapping) -> str:
                 "a piece the camera missed may hold it up, or it may rest on the table")
     if k == "orientation":
         return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
+    if k == "heading":
+        return f"{d['piece']} may point another way (turned {abs(float(d['turn'])):.0f} degrees)"
     if k == "tower":
         shown = " or ".join(" on ".join(reversed(t)) for t in d["towers"])
         return f"{d['piece']} may be a tower of smaller pieces ({shown})"
@@ -274,6 +287,11 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         if p is not None:
             for q in turned(p, doubt["as"]):
                 yield [q if r.id == p.id else r for r in pieces]
+    elif kind == "heading":
+        p = by_id.get(doubt["piece"])
+        if p is not None:
+            q = turn([p], float(doubt["turn"]), about=p.vertices.mean(axis=0)[:2])[0]
+            yield [q if r.id == p.id else r for r in pieces]
     elif kind == "held":
         p = by_id.get(doubt["piece"])
         if p is not None:
@@ -302,6 +320,10 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             extra += [q for c in RAINBOW_COLORS for q in turned(Piece(pid, c, "small", (x, y, 0.0)), "flat")]
         for q in extra:
             yield list(pieces) + [q]
+        if doubt.get("seen") == "colour" and pieces:  # mostly out of view: by its koan, as an edge doubt's
+            for q in _beyond_sliver(pieces, (x, y)):
+                for c in RAINBOW_COLORS:
+                    yield list(pieces) + [replace(q, color=c)]
         if kind == "missed":  # the part of a piece showing round one lying nested in it
             for q in (o for p in pieces for o in _outers_near(p, pid, (x, y))):
                 for c in RAINBOW_COLORS:
@@ -446,6 +468,16 @@ def around(p: Piece, size: str, pid: str) -> Piece:
     """A larger piece that p lies nested in: turned as p, their bases' centres together, resting
     on the table (the inverse of `nested_inside` for a lying cover)."""
     return _set_down(replace(p, id=pid, size=size))
+
+
+def _beyond_sliver(pieces: Sequence[Piece], xy: tuple[float, float]) -> list[Piece]:
+    """The pieces a sliver of colour at the picture's edge may belong to: `beyond`'s neighbours
+    of the koan's piece nearest the sliver, on the sliver's side. Why: the sliver is the near end
+    of a piece mostly out of view, which may touch that piece or point at it; a piece standing
+    on the sliver itself does neither (held-out 960009: a red small lying beyond the top edge,
+    touching a green one and pointing at it, and both marks wrong with no flag)."""
+    near = min(pieces, key=lambda q: float(np.hypot(q.origin[0] - xy[0], q.origin[1] - xy[1])))
+    return beyond(near, (xy[0] - near.origin[0], xy[1] - near.origin[1]))
 
 
 def _outers_near(p: Piece, pid: str, xy: tuple[float, float]) -> Iterator[Piece]:
