@@ -649,6 +649,38 @@ def test_an_orientation_doubt_is_raised_where_the_net_gives_the_other_reading_a_
     assert orientation_doubts(fits, even) == []  # a later stage's piece: no reading of its own
 
 
+def test_a_piece_fitted_from_a_handful_of_depth_points_may_stand_or_lie_any_way():
+    """Tuning table 980044: a blue small under a black one, 15 depth points, fitted leaning so
+    that it "points" at the black one; the net had no doubt, and the mark was wrong unflagged."""
+    from vision.detect import Detections
+    from vision.doubts import FEW_POINTS, orientation_doubts
+    from vision.pose import PieceFit
+
+    lying = flat(Spec("p1", "red", "small"), (0.0, 0.0), 0.0)
+    standing = upright(Spec("p2", "blue", "small"), (60.0, 0.0), 0)
+    sure = Detections(np.zeros((2, 4), np.float32), np.array([0, 1]), np.ones(2, np.float32),
+                      orientation=np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], np.float32))
+
+    def doubts(n_points: int):
+        fits = [PieceFit(lying, 1.0, n_points, 0.1, "flat", 0.9, 0), PieceFit(standing, 1.0, n_points, 0.1, "upright", 0.9, 1)]
+        return sorted((d["piece"], d["as"]) for d in orientation_doubts(fits, sure))
+
+    assert doubts(FEW_POINTS) == []
+    assert doubts(FEW_POINTS - 1) == [("p1", "flat"), ("p1", "upright"), ("p2", "flat")]
+    assert doubts(0) == []  # a nested piece has no points of its own by design: its "absent" doubt says so
+    over = upright(Spec("p3", "blue", "small"), (60.0, 0.0), 0).moved(np.eye(3), [0.0, 0.0, 20.0])
+    assert orientation_doubts([PieceFit(over, 1.0, 10, 0.1, "upright", 0.9, 0)], sure) == []  # off the table
+
+
+def test_a_loosely_fitted_piece_that_may_lie_another_way_makes_a_pointing_mark_a_judgment_call():
+    leaning = replace(flat(Spec("p1", "blue", "small"), (0.0, 0.0), 0.0), position=(0.0, 0.0, 6.0))
+    target = upright(Spec("p2", "black", "small"), (30.0, 0.0), 0)
+    loose = [{"kind": "orientation", "piece": "p1", "as": a, "why": "few"} for a in ("upright", "flat")]
+    before = judged("it contains a piece pointing at another piece", [leaning, target], [])
+    m = judged("it contains a piece pointing at another piece", [leaning, target], loose)
+    assert before.mark == m.mark and m.judgment_call
+
+
 # ----------------------------------------------------------------------------- joined
 
 
