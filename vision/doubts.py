@@ -57,7 +57,7 @@ MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part ins
 EDGE_PX = 3
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 ORIENT_ALT_P = 0.2
-FEW_POINTS = 60  # a piece fitted from fewer depth points of its own is loose in pose: see `orientation_doubts`
+FEW_POINTS = 100  # a piece fitted from fewer depth points of its own is loose in pose: see `orientation_doubts`
 # the colour sliver at the picture's edge (`edge_color_blobs`), set on the tuning tables: of 18
 # such blobs on 120 tables, 8 were pieces and 10 the table's own pattern (checks, stripes); the
 # rise over the table around it kept 7 of the pieces and 2 of the patterns
@@ -159,10 +159,12 @@ def orientation_doubts(fits, detections: Detections) -> list[dict]:
     (`"why": "few"`; as flat, a lying piece is tried at every heading).
 
     Why the few points: a pose from a handful of points is loose in place, heading and how the
-    piece stands, whatever the net reads (tuning set 980000-: of the 23 pieces fitted from under
-    60 points 4 were fitted over 6 mm off, of the 840 from 100 or more 5; 980044, a blue small
-    under a black one, 15 points, fitted leaning so that it "points" at it; held-out 970033, a
-    yellow small, 45 points, fitted 13 mm off, "pointing" wrong, neither flagged)."""
+    piece stands, whatever the net reads. Tuning set 980000-: of the pieces fitted from under 60
+    points 4 of 23 were placed over 6 mm off, from 60 to 99 points 5 of 48, from 100 or more 5 of
+    840; 980044, a blue small under a black one, 15 points, fitted leaning so that it "points" at
+    it; 980006, a yellow small half under a leaning large, 73 points, fitted standing; held-out
+    970033, a yellow small, 45 points, fitted 13 mm off: marks wrong, none flagged. A cut at 60
+    points left 980006 unflagged; 100 flags 0.3-0.6 points more right marks on the tuning sets."""
     cfg = RelationsConfig()
     out = []
     for f in fits:
