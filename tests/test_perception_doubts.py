@@ -629,12 +629,13 @@ def test_a_piece_that_may_be_standing_makes_an_all_flat_mark_a_judgment_call():
 
 def test_an_orientation_doubt_is_raised_where_the_net_gives_the_other_reading_a_fair_chance():
     from vision.detect import Detections
-    from vision.doubts import ORIENT_ALT_P, orientation_doubts
+    from vision.doubts import FEW_POINTS, ORIENT_ALT_P, orientation_doubts
     from vision.pose import PieceFit
 
     lying = flat(Spec("p1", "red", "small"), (0.0, 0.0), 0.0)
     standing = upright(Spec("p2", "blue", "small"), (60.0, 0.0), 0)
-    fits = [PieceFit(lying, 1.0, 80, 0.1, "flat", 0.9, 0), PieceFit(standing, 1.0, 80, 0.1, "upright", 0.9, 1)]
+    n = FEW_POINTS + 20  # fitted from enough points that only the net's reading can raise a doubt
+    fits = [PieceFit(lying, 1.0, n, 0.1, "flat", 0.9, 0), PieceFit(standing, 1.0, n, 0.1, "upright", 0.9, 1)]
 
     def doubts(p_up_lying: float, p_up_standing: float):
         orient = np.array([[p_up_lying, 1 - p_up_lying, 0.0], [p_up_standing, 1 - p_up_standing, 0.0]], np.float32)
