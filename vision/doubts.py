@@ -106,13 +106,12 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dic
     on the tuning tables 14 of the 214 visible pieces cut by the edge were read a size smaller,
     against about 2 % of pieces in view; held-out 960015, a green large cut by the top edge read
     small, and "all the same size" was marked wrong with no flag."""
-    h, w = shape
     out = []
     for f in fits:
         if not 0 <= f.detection < len(detections):
             continue
         x0, y0, x1, y1 = (float(v) for v in detections.xyxy[f.detection])
-        if min(x0, y0) > EDGE_PX and x1 < w - 1 - EDGE_PX and y1 < h - 1 - EDGE_PX:
+        if not _at_edge(x0, y0, x1 - x0 + 1, y1 - y0 + 1, shape, EDGE_PX):
             continue
         p = f.piece
         for size in SIZES[SIZES.index(p.size) + 1:]:
@@ -178,9 +177,10 @@ def orientation_doubts(fits, detections: Detections) -> list[dict]:
                 if name != fitted and p >= ORIENT_ALT_P:
                     named.add(name)
                     out.append({"kind": "orientation", "piece": f.piece.id, "as": name, "p": round(float(p), 3)})
-        if 0 < f.n_points < FEW_POINTS:
+        if 0 < f.n_points < FEW_POINTS:  # as flat even where it lies: every other heading
+            ways = ("flat",) if fitted == "upright" else ("upright", "flat")
             out += [{"kind": "orientation", "piece": f.piece.id, "as": name, "why": "few"}
-                    for name in ("upright", "flat") if name not in named and not (name == fitted == "upright")]
+                    for name in ways if name not in named]
     return out
 
 

@@ -35,7 +35,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
-from zendo.build import turn
+from zendo.build import turned_about_middle as turned
 from zendo.relations import RelationsConfig, orientation
 from zendo.scene import Piece, Scene
 from zendo.shapes import near_pairs, solid_distance
@@ -66,9 +66,6 @@ def _rz(deg) -> np.ndarray:
     return R
 
 
-def turned(piece: Piece, deg: float) -> Piece:
-    """The piece turned about the vertical through its centroid."""
-    return turn([piece], deg, about=piece.vertices.mean(axis=0)[:2])[0]
 
 
 def _outlines(corners: np.ndarray, project: Project, x0: int, y0: int, shape: tuple[int, int]) -> np.ndarray:
@@ -195,8 +192,9 @@ def check_headings(rgb: np.ndarray, scene: Scene, fits: list[PieceFit], heights,
         p = pieces[i]
         others = pieces[:i] + pieces[i + 1:]
         deg, other = best_turn(p, others, rgb, heights, project)
-        if abs(deg) >= 1e-6 and not _pushes_in(turned(p, deg), p, others):
-            pieces[i] = by_id[p.id] = turned(p, deg)
+        new = turned(p, deg) if abs(deg) >= 1e-6 else p
+        if new is not p and not _pushes_in(new, p, others):
+            pieces[i] = by_id[p.id] = new
         else:
             deg = 0.0
         if other is not None:

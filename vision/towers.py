@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from zendo.build import rest_offset
-from zendo.doubts import stacked_as
+from zendo.doubts import set_down, stacked_as
 from zendo.pieces import RAINBOW_COLORS, SIZES
 from zendo.scene import Piece, Scene
 
@@ -438,8 +438,7 @@ def one_larger(lower: Piece, upper: Piece) -> Piece | None:
     marked wrong with no flag."""
     if lower.color != upper.color or (lower.size, upper.size) not in SMALLER_TOWERS:
         return None
-    one = replace(lower, size="large")
-    return one.moved(np.eye(3), [0.0, 0.0, -float(one.vertices[:, 2].min())])
+    return set_down(replace(lower, size="large"))
 
 
 def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, frame, table, heights, classifier

@@ -246,3 +246,9 @@ def turn(pieces: Sequence[Piece], degrees: float, about=(0.0, 0.0)) -> list[Piec
     m = _rz(degrees)
     c = np.array([about[0], about[1], 0.0])
     return _apply(pieces, m, c - m @ c)
+
+
+def turned_about_middle(piece: Piece, degrees: float) -> Piece:
+    """The piece turned about the vertical through its centroid: its heading changed, the piece
+    where it was (a lying piece's heading read again, or doubted)."""
+    return turn([piece], degrees, about=piece.vertices.mean(axis=0)[:2])[0]

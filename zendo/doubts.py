@@ -70,7 +70,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .build import Spec, flat, rest_offset, rest_origin, turn, upright
+from .build import Spec, flat, rest_offset, rest_origin, turned_about_middle, upright
 from .facts import KoanFacts
 from .pieces import (
     PYRAMID_SIZES,
@@ -276,9 +276,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         if p is None:
             return
         placed = _beyond_placed(p, doubt["toward"])
-        for q, _ in placed:
-            for c in RAINBOW_COLORS:
-                yield list(pieces) + [replace(q, color=c)]
+        yield from _plus_one_of_each_colour(pieces, (q for q, _ in placed))
         for row in _rows(p, placed, doubt["toward"]):
             for colors in combinations_with_replacement(RAINBOW_COLORS, len(row)):
                 yield list(pieces) + [replace(q, color=c) for q, c in zip(row, colors)]
@@ -290,12 +288,12 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
     elif kind == "heading":
         p = by_id.get(doubt["piece"])
         if p is not None:
-            q = turn([p], float(doubt["turn"]), about=p.vertices.mean(axis=0)[:2])[0]
+            q = turned_about_middle(p, float(doubt["turn"]))
             yield [q if r.id == p.id else r for r in pieces]
     elif kind == "held":
         p = by_id.get(doubt["piece"])
         if p is not None:
-            down = _set_down(p)
+            down = set_down(p)
             yield [down if q.id == p.id else q for q in pieces]  # its fit is off: it rests on the table
             for q in _any_piece_standing(f"{p.id}-holder", _underneath(p)):
                 yield list(pieces) + [q]
@@ -321,13 +319,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         for q in extra:
             yield list(pieces) + [q]
         if doubt.get("seen") == "colour" and pieces:  # mostly out of view: by its koan, as an edge doubt's
-            for q in _beyond_sliver(pieces, (x, y)):
-                for c in RAINBOW_COLORS:
-                    yield list(pieces) + [replace(q, color=c)]
+            yield from _plus_one_of_each_colour(pieces, _beyond_sliver(pieces, (x, y)))
         if kind == "missed":  # the part of a piece showing round one lying nested in it
-            for q in (o for p in pieces for o in _outers_near(p, pid, (x, y))):
-                for c in RAINBOW_COLORS:
-                    yield list(pieces) + [replace(q, color=c)]
+            yield from _plus_one_of_each_colour(pieces, (o for p in pieces for o in _outers_near(p, pid, (x, y))))
         if kind == "misfit":  # two pieces read as one: the one read may be smaller than it was read
             p = by_id[doubt["piece"]]
             for smaller in _smaller(p):
@@ -354,12 +348,20 @@ def held(pieces: Sequence[Piece]) -> list[dict]:
     return out
 
 
+def _plus_one_of_each_colour(pieces: Sequence[Piece], extra: Iterable[Piece]) -> Iterator[list[Piece]]:
+    """The koan with one more piece: each of `extra`, in each colour (where a piece unseen, or
+    seen only in part, may stand)."""
+    for q in extra:
+        for c in RAINBOW_COLORS:
+            yield list(pieces) + [replace(q, color=c)]
+
+
 def _shifted(p: Piece, delta) -> Piece:
     """p moved by `delta` (mm, table frame), turned as it was."""
     return replace(p, position=tuple(map(float, p.origin + np.asarray(delta, float))))
 
 
-def _set_down(p: Piece) -> Piece:
+def set_down(p: Piece) -> Piece:
     """p moved straight down (or up) until its lowest corner touches the table, turned as it was."""
     return _shifted(p, [0.0, 0.0, -float(p.vertices[:, 2].min())])
 
@@ -467,7 +469,7 @@ def lies_low(p: Piece) -> bool:
 def around(p: Piece, size: str, pid: str) -> Piece:
     """A larger piece that p lies nested in: turned as p, their bases' centres together, resting
     on the table (the inverse of `nested_inside` for a lying cover)."""
-    return _set_down(replace(p, id=pid, size=size))
+    return set_down(replace(p, id=pid, size=size))
 
 
 def _beyond_sliver(pieces: Sequence[Piece], xy: tuple[float, float]) -> list[Piece]:
@@ -504,7 +506,7 @@ def read_as(p: Piece, color: str, size: str) -> list[Piece]:
     q = replace(p, color=color, size=size)
     rise = PYRAMID_SIZES[size].height - PYRAMID_SIZES[p.size].height
     if rise > 0 and SET_DOWN_MIN_MM < float(q.vertices[:, 2].min()) <= rise + SET_DOWN_SLACK_MM:
-        return [q, _set_down(q)]
+        return [q, set_down(q)]
     return [q]
 
 
