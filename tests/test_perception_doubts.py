@@ -556,8 +556,31 @@ def test_a_piece_off_the_table_with_nothing_seen_under_it_may_be_held_by_an_unse
     assert held([lone("green")]) == []  # on the table
     a, b = upright(Spec("a", "red", "small"), (0, 0), 0), upright(Spec("b", "red", "small"), (25, 0), 0)
     across = flat_across([a, b], Spec("c", "yellow", "small"), heading=0)
-    assert [d["piece"] for d in held([a, across])] == []  # one support seen still holds it
+    assert held([a, b, across]) == []  # both supports seen hold it
     assert [d["piece"] for d in held([across])] == ["c"]
+
+
+def test_a_piece_held_on_one_side_only_would_topple_so_an_unseen_piece_may_hold_the_other():
+    from zendo.doubts import BALANCE_MM, held, off_balance
+
+    a, b = upright(Spec("a", "red", "small"), (0, 0), 0), upright(Spec("b", "red", "small"), (25, 0), 0)
+    across = flat_across([a, b], Spec("c", "yellow", "small"), heading=0)
+    assert off_balance(across, [a, b]) == 0.0  # its centre of mass between the two tips
+    assert off_balance(across, [a]) > BALANCE_MM  # a tip 12 mm to one side
+    low = round(float(across.vertices[:, 2].min()), 1)
+    assert held([a, across]) == [{"kind": "held", "piece": "c", "height_mm": low, "why": "balance"}]
+    on_one = flat_across([a], Spec("d", "yellow", "small"), heading=0)  # balanced on one tip
+    assert held([a, on_one]) == []
+
+
+def test_a_piece_held_on_one_side_only_makes_a_count_of_upright_pieces_a_judgment_call():
+    a, b = upright(Spec("a", "red", "small"), (0, 0), 0), upright(Spec("b", "blue", "small"), (25, 0), 0)
+    across = flat_across([a, b], Spec("c", "yellow", "small"), heading=0)
+    doubt = {"kind": "held", "piece": "c", "height_mm": round(float(across.vertices[:, 2].min()), 1), "why": "balance"}
+    m = judged("it contains two or more upright pieces", [a, across], [doubt])
+    assert m.mark == "black" and m.judgment_call  # one upright piece seen; a holder would make two
+    assert m.doubts[0]["text"] == ("c is 25 mm off the table and what holds it up holds one side only: "
+                                   "a piece the camera missed may hold the other, or it may rest on the table")
 
 
 def test_a_frame_with_a_piece_up_in_the_air_and_nothing_under_it_raises_a_held_doubt():

@@ -321,3 +321,27 @@ def test_a_tower_of_one_colour_found_in_depth_may_be_one_large_piece():
     m = mark_perceived(rule, facts([lower, upper]), [lower, upper], [doubt], facts)
     assert m.mark == "white" and m.judgment_call
     assert describe(doubt) == "p9 may not be a piece: it and p4 may be one red large piece"
+
+
+def _lying_small(nested: bool, seed: int):
+    """A green small lying on its face, alone or with a second one nested in it (a tower of two
+    laid on its side), boxed as one green small: the result."""
+    from zendo.build import face_normal, lay_down
+
+    specs = [Spec("a", "green", "small")] + ([Spec("b", "green", "small")] if nested else [])
+    truth = lay_down(tower(specs, (0, 0), 0), face_normal("small"), (0, 0), 30)
+    r, frame, cal = render_table(truth, seed=seed)
+    return perceive_one_frame(frame, cal, one_box(r, {q.id for q in truth}, "green_small"))
+
+
+def test_two_small_pieces_lying_one_in_the_other_raise_a_stacked_doubt():
+    """A nest of two lying smalls shows 5.5 mm more piece along its axis and its rim: depth finds
+    the second, where lying mediums and larges get the doubt on sight."""
+    res = _lying_small(True, 7)
+    assert len(res.scene.pieces) == 1
+    assert doubts_of(res, "stacked") == [{"kind": "stacked", "piece": res.scene.pieces[0].id, "where": "under"}]
+
+
+def test_a_small_piece_lying_alone_gets_no_stacked_doubt():
+    res = _lying_small(False, 7)
+    assert len(res.scene.pieces) == 1 and doubts_of(res, "stacked") == []

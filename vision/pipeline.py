@@ -33,7 +33,7 @@ from .pose import PieceFit, PoseConfig, drop_unseeable, estimate_poses
 from .refit import refit_poor
 from .rest import rest_pieces
 from .size_check import check_sizes
-from .towers import complete_towers
+from .towers import complete_towers, lying_small_stacks
 from .unboxed import read_blobs
 
 log = logging.getLogger(__name__)
@@ -367,6 +367,8 @@ class Pipeline:
         if self.cfg.crossing:
             scene, fits = drop_crossing(scene, fits)
             watch.lap("crossing")
+        if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
+            stage_doubts += lying_small_stacks(frame, scene, heights, table)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color)
         watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)

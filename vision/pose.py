@@ -41,7 +41,7 @@ from functools import cache, lru_cache
 import numpy as np
 
 from zendo.geometry import matrix_to_quat, rotation_between
-from zendo.pieces import PYRAMID_SIZES, SIZES, outer_planes, outer_vertices
+from zendo.pieces import PYRAMID_SIZES, SIZES, outer_planes, outer_vertices, surface_samples
 from zendo.relations import RelationsConfig, orientation, orientation_angles
 from zendo.scene import Piece, Scene, Stone
 
@@ -138,20 +138,6 @@ class PieceFit:
 def _planes5(size: str) -> tuple[np.ndarray, np.ndarray]:
     n, d = outer_planes(size)
     return n.copy(), d.copy()
-
-
-@cache
-def surface_samples(size: str, per_face: int = 40) -> np.ndarray:
-    """Points spread over the four outer faces (piece frame), for the free-space test."""
-    v = outer_vertices(size)
-    rng = np.random.default_rng(0)
-    out = []
-    for i in range(4):
-        a, b, tip = v[i], v[(i + 1) % 4], v[4]
-        r1, r2 = rng.random(per_face), rng.random(per_face)
-        s = np.sqrt(r1)
-        out.append((1 - s)[:, None] * tip + (s * (1 - r2))[:, None] * a + (s * r2)[:, None] * b)
-    return np.vstack(out)
 
 
 def _rot(axis: np.ndarray, angle: float) -> np.ndarray:

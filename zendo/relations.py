@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .facts import DEFAULT_BAND, KoanFacts, PieceAttrs, Predicate, towers_from_links
-from .geometry import angle_deg, convex_hull_2d
+from .geometry import angle_deg, hull_signed_distance
 from .koans import Koan, split_koans
 from .pieces import PYRAMID_SIZES, inner_planes, outer_planes, volume_samples
 from .scene import Piece, Scene
@@ -39,7 +39,7 @@ class RelationsConfig:
 # ----------------------------------------------------------------------------- per piece
 
 
-def _planes(piece: Piece, cavity: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def piece_planes(piece: Piece, cavity: bool = False) -> tuple[np.ndarray, np.ndarray]:
     n, d = (inner_planes if cavity else outer_planes)(piece.size)
     nt = n @ piece.matrix.T
     return nt, d + nt @ piece.origin
@@ -77,28 +77,6 @@ def grounded(piece: Piece, cfg: RelationsConfig) -> Predicate:
 # ----------------------------------------------------------------------------- pointing
 
 
-def _hull_signed_distance(points: np.ndarray) -> float:
-    """Signed distance from the origin to the convex hull of 2-D points (positive inside)."""
-    hull = convex_hull_2d(points)
-    if len(hull) == 1:
-        return -float(np.hypot(*hull[0]))
-
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    a = hull
-    b = np.roll(hull, -1, axis=0)
-    ab = b - a
-    length2 = (ab**2).sum(axis=1)
-    t = np.clip(-(a * ab).sum(axis=1) / np.where(length2 > 0, length2, 1), 0, 1)
-    closest = a + ab * t[:, None]
-    dist = float(np.sqrt((closest**2).sum(axis=1)).min())
-    if len(hull) < 3:
-        return -dist
-    inside = all(cross(hull[i], hull[(i + 1) % len(hull)], (0.0, 0.0)) >= 0 for i in range(len(hull)))
-    return dist if inside else -dist
-
-
 def _clip_to_slab(verts: np.ndarray, origin: np.ndarray, direction: np.ndarray, t0: float, t1: float) -> np.ndarray:
     """The solid's vertices and edge crossings that lie between t0 and t1 along the ray."""
     t = (verts - origin) @ direction
@@ -122,14 +100,14 @@ def _segment_hit(origin, direction, t0, t1, target: Piece) -> tuple[float, float
     u /= np.linalg.norm(u)
     v = np.cross(direction, u)
     rel = pts - origin
-    margin = _hull_signed_distance(np.column_stack([rel @ u, rel @ v]))
+    margin = hull_signed_distance(np.column_stack([rel @ u, rel @ v]))
     entry = _entry_distance(origin, direction, target, t0)
     return margin, max(t0, entry)
 
 
 def _entry_distance(origin, direction, target: Piece, t0: float) -> float:
     """Where the ray line enters the solid (Cyrus-Beck); the closest approach if it misses."""
-    n, d = _planes(target)
+    n, d = piece_planes(target)
     num = d - n @ origin
     den = n @ direction
     t_in, t_out = -np.inf, np.inf
@@ -267,7 +245,7 @@ def nested(outer: Piece, inner: Piece, cfg: RelationsConfig, same_tower: bool) -
     The margin is the median depth (mm) of the inner piece's volume inside the cavity, so it is
     zero exactly when half the piece is in. Pieces of one tower are never nested in each other.
     """
-    n, d = _planes(outer, cavity=True)
+    n, d = piece_planes(outer, cavity=True)
     pts = inner.to_table(volume_samples(inner.size))
     depth = float(np.median((d[None, :] - pts @ n.T).min(axis=1)))
     if same_tower:
