@@ -1011,6 +1011,37 @@ def test_a_weak_detection_is_an_absent_doubt():
     assert absent_doubts([_fit(p, ABSENT_CONF + 0.05)]) == []
 
 
+def test_a_piece_boxed_mostly_inside_a_box_of_a_piece_of_its_colour_may_be_that_piece_read_twice():
+    from vision.detect import Detections
+    from vision.doubts import double_doubts
+    from vision.pose import PieceFit
+
+    medium, small = upright(Spec("p8", "green", "medium"), (0, 0), 0), upright(Spec("p7", "green", "small"), (10, 0), 0)
+    det = Detections(np.array([[315, 124, 329, 144], [312, 120, 321, 131]], np.float32), np.array([7, 6]),
+                     np.array([0.43, 0.5], np.float32))
+    fits = [PieceFit(medium, 6.7, 153, 0.2, "tilted", 0.43, 0), PieceFit(small, 4.4, 47, 0.16, "flat", 0.5, 1)]
+    assert double_doubts(fits, det) == [{"kind": "absent", "piece": "p7", "confidence": 0.5, "why": "double", "of": "p8"}]
+    other = [fits[0], replace(fits[1], piece=replace(small, color="red"))]
+    assert double_doubts(other, det) == []  # another colour: two pieces
+    apart = Detections(np.array([[315, 124, 329, 144], [300, 120, 316, 131]], np.float32), det.class_id, det.confidence)
+    assert double_doubts(fits, apart) == []  # a box 6 % inside the other's: a neighbour
+    assert describe(double_doubts(fits, det)[0]) == "p7 may not be a piece: it may be part of p8 read twice"
+    assert renamed(double_doubts(fits, det)[0], {"p7": "A", "p8": "B"})["of"] == "B"
+
+
+def test_two_pieces_each_perhaps_absent_may_both_be_absent():
+    from zendo.doubts import joint_absent_alternatives
+
+    a, b, c, d = (upright(Spec(f"p{i}", "red", "small"), (30.0 * i, 0), 0) for i in range(1, 5))
+    gone = [{"kind": "absent", "piece": "p3", "confidence": 0.3}, {"kind": "absent", "piece": "p4", "confidence": 0.5}]
+    m = judged("it contains exactly two pieces", [a, b, c, d], gone)
+    assert m.mark == "black" and m.judgment_call  # four seen; without both doubtful pieces, two
+    assert sorted(x["piece"] for x in m.doubts) == ["p3", "p4"]
+    assert not judged("it contains exactly two pieces", [a, b, c, d], gone[:1]).judgment_call
+    assert [sorted(q.id for q in alt) for alt, _ in joint_absent_alternatives([a, b], [
+        {"kind": "absent", "piece": "p1", "confidence": 0.3}, {"kind": "absent", "piece": "p2", "confidence": 0.3}])] == []
+
+
 def test_something_the_camera_could_not_read_away_from_every_koan_is_told_to_the_master_alone():
     from zendo.game import Game
 
