@@ -30,7 +30,7 @@ def judged(rule_text: str, pieces, doubts, rulings=None):
     return mark_perceived(rule, facts_of(pieces), pieces, doubts, facts_of, rulings)
 
 
-def doubts_on_a_flat_table(pieces, fits=(), stage_doubts=()) -> list[dict]:
+def doubts_on_a_flat_table(pieces, fits=(), stage_doubts=(), detections=None) -> list[dict]:
     """vision.doubts.frame_doubts on a frame of flat table everywhere, nothing standing, every
     point well inside the picture: the doubts the pieces and fits raise by themselves."""
     from vision.detect import Detections
@@ -38,7 +38,7 @@ def doubts_on_a_flat_table(pieces, fits=(), stage_doubts=()) -> list[dict]:
 
     table = np.zeros((480, 640, 3), np.float32)
     middle = lambda pts: np.full((len(pts), 2), 300.0)
-    return frame_doubts(Scene(tuple(pieces)), list(fits), Detections.empty(), None, table,
+    return frame_doubts(Scene(tuple(pieces)), list(fits), detections or Detections.empty(), None, table,
                         np.ones((480, 640), bool), middle, None, stage_doubts)
 
 
@@ -1016,17 +1016,21 @@ def test_a_piece_boxed_mostly_inside_a_box_of_a_piece_of_its_colour_may_be_that_
     from vision.doubts import double_doubts
     from vision.pose import PieceFit
 
-    medium, small = upright(Spec("p8", "green", "medium"), (0, 0), 0), upright(Spec("p7", "green", "small"), (10, 0), 0)
+    medium, small = upright(Spec("p8", "green", "medium"), (0, 0), 0), upright(Spec("p7", "green", "small"), (40, 0), 0)
     det = Detections(np.array([[315, 124, 329, 144], [312, 120, 321, 131]], np.float32), np.array([7, 6]),
                      np.array([0.43, 0.5], np.float32))
     fits = [PieceFit(medium, 6.7, 153, 0.2, "tilted", 0.43, 0), PieceFit(small, 4.4, 47, 0.16, "flat", 0.5, 1)]
     assert double_doubts(fits, det) == [{"kind": "absent", "piece": "p7", "confidence": 0.5, "why": "double", "of": "p8"}]
     other = [fits[0], replace(fits[1], piece=replace(small, color="red"))]
     assert double_doubts(other, det) == []  # another colour: two pieces
+    assert double_doubts([replace(fits[0], rms_mm=1.5), fits[1]], det) == []  # the medium fits well: a neighbour
+    assert double_doubts([fits[0], replace(fits[1], n_points=120)], det) == []  # the small stands on its own points
     apart = Detections(np.array([[315, 124, 329, 144], [300, 120, 316, 131]], np.float32), det.class_id, det.confidence)
     assert double_doubts(fits, apart) == []  # a box 6 % inside the other's: a neighbour
     assert describe(double_doubts(fits, det)[0]) == "p7 may not be a piece: it may be part of p8 read twice"
     assert renamed(double_doubts(fits, det)[0], {"p7": "A", "p8": "B"})["of"] == "B"
+    absent = [d for d in doubts_on_a_flat_table([medium, small], fits, detections=det) if d["kind"] == "absent"]
+    assert [(d["piece"], d.get("why")) for d in absent] == [("p7", "double")]  # a frame's doubts hold it
 
 
 def test_two_pieces_each_perhaps_absent_may_both_be_absent():

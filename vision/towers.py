@@ -374,7 +374,7 @@ def lying_small_stacks(frame, scene: Scene, heights, table) -> list[dict]:
     (vision.doubts.lying_stack_doubts): small ones are many and the doubt on every one cost 1.3
     points of right marks flagged on 920000-; a nest of two smalls shows 5.5 mm more piece
     along its axis and its rim, which depth sees. Tuning tables 920000- and 980000-, final
-    scenes: 4 of the 6 smalls lying nested in another pass, and 7 of 199 lying alone."""
+    scenes: 4 of the 8 smalls read where two lay nested pass, and 7 of the 199 lying alone."""
     pieces = list(scene.pieces)
     lying = [p for p in pieces if p.size == "small" and lies_on_table(p, RelationsConfig())]
     if not lying:
