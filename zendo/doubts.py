@@ -12,7 +12,8 @@ alternative koan:
   which no depth point of its own supports, the weaker of two pieces whose walls cross: rigid
   pieces cannot both stand so, or the second of two standing pieces split from a poor lying fit
   only nearly within the pair limits, or the upper piece of a tower of one colour that a large
-  piece's outline fits, "why": "one"); where the piece's presence
+  piece's outline fits, "why": "one", or part of a poorly fitted piece of its colour boxed a
+  second time, "why": "double", "of": that piece); where the piece's presence
   moved another (a tower's lower piece found by its band lifts the upper one; the two of a
   tower may be one large piece), the doubt carries that piece as it stands without it ("then");
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
@@ -734,9 +735,10 @@ def joint_absent_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
     leaves the rest), fewest first, each with the absent doubts it takes together; at least one
     piece stays.
 
-    Why: as with class doubts, one camera's false readings come together: a checked cloth read
-    as two pieces beside a green medium (held-out 960050) left "exactly two pieces" wrong with
-    each one's absent doubt alone still counting three."""
+    Why: as with class doubts, one camera's false readings come together: two false pieces read
+    beside a green medium on a checked cloth (held-out 960050, one of them the medium's bright
+    tip boxed again) left "exactly two pieces" wrong, each one's absent doubt alone still
+    counting three."""
     ids = {p.id for p in pieces}
     named: dict[str, Mapping] = {}
     for d in doubts:
