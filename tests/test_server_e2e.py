@@ -61,6 +61,7 @@ def overlapping_labels(page) -> tuple[int, list]:
 def test_a_short_game_from_start_to_a_won_guess(server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=15_000)  # 5 s by default: a 2-core machine busy with other work took longer once
     base, app = server
     shots = Path(os.environ.get("ZENDO_E2E_SHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
