@@ -4,7 +4,9 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
 - class: the classifier's runner-up is within reach (its probability at least CLASS_DOUBT_P),
   or depth and image read different sizes: either reading may be the true one; or the piece's
   box meets the picture's edge, so it may be larger than the part in view (`cut_doubts`);
-- absent: the detector was unsure anything is there (confidence under ABSENT_CONF);
+- absent: the detector was unsure anything is there (confidence under ABSENT_CONF), or two
+  pieces' walls cross (`clash_doubts`), or a piece from few depth points is boxed mostly inside
+  the box of a poorly fitted piece of its colour, which it may be part of (`double_doubts`);
 - covers: a medium or large piece on the table over a cavity the camera cannot see into;
 - missed: above-table depth that no fitted piece's silhouette (nor a stone) explains, in a blob
   big enough to be a piece the detector missed; or, at the picture's edge, a patch of colour
@@ -19,13 +21,14 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
   piece lying across others, a tower read short);
 - edge: table within the koan gap of a piece lies outside the picture, so a piece of its koan
   may stand where the camera cannot see (a koan partly out of view);
-- held: a piece off the table with nothing seen under it (zendo.doubts.held), computed from the
-  scene alone;
+- held: a piece off the table with nothing seen under it, or what was seen under it holds it
+  on one side only (zendo.doubts.held), computed from the scene alone;
 - orientation: the orientation net gives upright or flat, whichever the fit is not, p >=
   ORIENT_ALT_P for a piece on the table: a few depth points on a small piece fit lying as well
   as standing, and the net's reading is the other witness;
 - stacked (under): a medium or large piece lying on the table may be the top of a tower of its
-  own size on its side (`lying_stack_doubts`): the towers stage looks only under upright pieces.
+  own size on its side (`lying_stack_doubts`): the towers stage looks only under upright pieces
+  (small ones only where depth shows the nest: vision.towers.lying_small_stacks).
 The thresholds are set on the tuning sets (seeds 900000-900059; misfit also 920000-920059), not
 the held-out one.
 """
