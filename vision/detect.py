@@ -35,6 +35,17 @@ class DetectorError(RuntimeError):
     """The detector cannot run (missing weights, broken file); the message is one line."""
 
 
+def share_inside(box, others) -> np.ndarray:
+    """The share of `box` (x0, y0, x1, y1, pixels) that lies inside each of `others` (N x 4, the
+    same layout): how much of a detection box a fitted model's projected box covers, or how much
+    of one piece's box lies in another's (areas under 1 px count as 1)."""
+    x0, y0, x1, y1 = (float(v) for v in box)
+    o = np.asarray(others, float).reshape(-1, 4)
+    iw = np.clip(np.minimum(o[:, 2], x1) - np.maximum(o[:, 0], x0), 0, None)
+    ih = np.clip(np.minimum(o[:, 3], y1) - np.maximum(o[:, 1], y0), 0, None)
+    return iw * ih / max((x1 - x0) * (y1 - y0), 1.0)
+
+
 @dataclass(frozen=True, eq=False)
 class Detections:
     """N detections in one image: boxes (xyxy, pixels), class ids, confidences, optional extras.

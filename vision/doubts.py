@@ -48,7 +48,7 @@ from zendo.shapes import near_pairs, shell_distance
 from .classes import PYRAMID_CLASSES
 from .classify import STONE_TALL_MM
 from .colors import TABLE_MM
-from .detect import Detections
+from .detect import Detections, share_inside
 from .pose import ON_TABLE_MM, signed_distances
 from .rest import lies_on_table
 
@@ -231,21 +231,18 @@ def double_doubts(fits, detections: Detections) -> list[dict]:
     against 153, the medium's fit 6.7 mm RMS). Without the two fits' tests, 5 of the 6 such
     doubts on four tuning tables (900000-) named a true piece: a small on a large one's tip, a
     tower's pieces."""
-    boxed = [f for f in fits if 0 <= f.detection < len(detections) and f.n_points < FEW_POINTS]
-    hosts = [g for g in fits if 0 <= g.detection < len(detections) and g.rms_mm > MISFIT_RMS_MM]
+    boxed = [f for f in fits if 0 <= f.detection < len(detections)]
     out = []
-    for f in boxed:
-        a = detections.xyxy[f.detection].astype(float)
-        area = max((a[2] - a[0]) * (a[3] - a[1]), 1e-9)
-        for g in hosts:
-            if g is f or g.piece.color != f.piece.color or g.n_points <= f.n_points or g.detection == f.detection:
-                continue
-            b = detections.xyxy[g.detection].astype(float)
-            inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-            if inter / area >= DOUBLE_OVERLAP:
-                out.append({"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3),
-                            "why": "double", "of": g.piece.id})
-                break
+    for f in (f for f in boxed if f.n_points < FEW_POINTS):
+        hosts = [g for g in boxed if g.rms_mm > MISFIT_RMS_MM and g.piece.color == f.piece.color
+                 and g.n_points > f.n_points and g.detection != f.detection]
+        if not hosts:
+            continue
+        inside = share_inside(detections.xyxy[f.detection], detections.xyxy[[g.detection for g in hosts]])
+        k = int(np.argmax(inside >= DOUBLE_OVERLAP))
+        if inside[k] >= DOUBLE_OVERLAP:
+            out.append({"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3),
+                        "why": "double", "of": hosts[k].piece.id})
     return out
 
 
@@ -514,10 +511,9 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     ids = {p.id for p in scene.pieces}
     stage_doubts = [d for d in stage_doubts if "piece" not in d or d["piece"] in ids]
     absent = absent_doubts(fits)
-    weak = {d["piece"] for d in absent}
-    absent += [d for d in clash_doubts(scene.pieces, fits) if d["piece"] not in weak]
-    weak = {d["piece"] for d in absent}
-    absent += [d for d in double_doubts(fits, detections) if d["piece"] not in weak]
+    for more in (clash_doubts(scene.pieces, fits), double_doubts(fits, detections)):  # one per piece
+        weak = {d["piece"] for d in absent}
+        absent += [d for d in more if d["piece"] not in weak]
     doubts = without_repeats(
         class_doubts(fits, verdicts) + cut_doubts(fits, detections, valid.shape) + absent + covers(scene.pieces)
         + misfit_doubts(fits)

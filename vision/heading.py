@@ -66,8 +66,6 @@ def _rz(deg) -> np.ndarray:
     return R
 
 
-
-
 def _outlines(corners: np.ndarray, project: Project, x0: int, y0: int, shape: tuple[int, int]) -> np.ndarray:
     """Projected outlines (the hull of each set of corners, N x 5 x 3 in table mm) as masks of the
     window at (x0, y0): N x rows x columns."""

@@ -46,7 +46,7 @@ from zendo.relations import RelationsConfig, orientation, orientation_angles
 from zendo.scene import Piece, Scene, Stone
 
 from .classes import CLASS_NAMES, PYRAMID_CLASSES
-from .detect import Detections
+from .detect import Detections, share_inside
 from .frames import Frame
 
 log = logging.getLogger(__name__)
@@ -489,13 +489,7 @@ def _box_term(size: str, R: np.ndarray, t: np.ndarray, box, to_cam, intr, cfg: P
     z = np.maximum(pc[..., 2], 1.0)
     u = intr.fx * pc[..., 0] / z + intr.ppx
     w = intr.fy * pc[..., 1] / z + intr.ppy
-    px0, px1, py0, py1 = u.min(1), u.max(1), w.min(1), w.max(1)
-    x0, y0, x1, y1 = (float(b) for b in box)
-    iw = np.clip(np.minimum(px1, x1) - np.maximum(px0, x0), 0, None)
-    ih = np.clip(np.minimum(py1, y1) - np.maximum(py0, y0), 0, None)
-    inter = iw * ih
-    a_det = max((x1 - x0) * (y1 - y0), 1.0)
-    return cfg.box_weight * (1 - inter / a_det)
+    return cfg.box_weight * (1 - share_inside(box, np.column_stack([u.min(1), w.min(1), u.max(1), w.max(1)])))
 
 
 ORIENTATIONS = ("upright", "flat", "weird")  # the orientation net's outputs, in this order

@@ -242,8 +242,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
                 yield [read if q.id == p.id else q for q in pieces]
     elif kind == "absent":
         if doubt["piece"] in by_id and len(pieces) > 1:
-            then = {q.id: q for q in map(piece_from_dict, doubt.get("then", ()))}
-            yield [then.get(q.id, q) for q in pieces if q.id != doubt["piece"]]
+            yield _without(pieces, [doubt])
     elif kind == "covers":
         p = by_id.get(doubt["piece"])
         if p is None:
@@ -712,11 +711,7 @@ def joint_class_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
     have them. Tried one at a time, "p11 may be a black medium" and "p12 may be a blue medium"
     each leave a large piece in the koan, yet together they leave none (tuning table 990037: both
     were true, and "no large pieces" was marked wrong with no flag)."""
-    ids = {p.id for p in pieces}
-    per_piece: dict[str, list[Mapping]] = {}
-    for d in doubts:
-        if d["kind"] == "class" and d["piece"] in ids:
-            per_piece.setdefault(d["piece"], []).append(d)
+    per_piece = _per_piece(pieces, doubts, "class")
     if len(per_piece) < 2 or int(np.prod([len(v) + 1 for v in per_piece.values()])) > JOINT_CLASS_LIMIT:
         return
     combos = [[d for d in combo if d is not None] for combo in product(*([None, *v] for v in per_piece.values()))]
@@ -739,15 +734,27 @@ def joint_absent_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
     beside a green medium on a checked cloth (held-out 960050, one of them the medium's bright
     tip boxed again) left "exactly two pieces" wrong, each one's absent doubt alone still
     counting three."""
-    ids = {p.id for p in pieces}
-    named: dict[str, Mapping] = {}
-    for d in doubts:
-        if d["kind"] == "absent" and d["piece"] in ids:
-            named.setdefault(d["piece"], d)
+    named = [ds[0] for ds in _per_piece(pieces, doubts, "absent").values()]
     if not 2 <= len(named) <= JOINT_ABSENT_MOST:
         return
     for k in range(2, min(len(named), len(pieces) - 1) + 1):
-        for together in combinations(named.values(), k):
-            gone = {d["piece"] for d in together}
-            then = {q.id: q for d in together for q in map(piece_from_dict, d.get("then", ()))}
-            yield [then.get(q.id, q) for q in pieces if q.id not in gone], [dict(d) for d in together]
+        for together in combinations(named, k):
+            yield _without(pieces, together), [dict(d) for d in together]
+
+
+def _per_piece(pieces: Sequence[Piece], doubts: Iterable[Mapping], kind: str) -> dict[str, list[Mapping]]:
+    """The doubts of `kind` on each of these pieces that has any, in the order given."""
+    ids = {p.id for p in pieces}
+    out: dict[str, list[Mapping]] = {}
+    for d in doubts:
+        if d["kind"] == kind and d["piece"] in ids:
+            out.setdefault(d["piece"], []).append(d)
+    return out
+
+
+def _without(pieces: Sequence[Piece], absent: Sequence[Mapping]) -> list[Piece]:
+    """The koan without the pieces these "absent" doubts name, each other piece as the doubts
+    put it back ("then": where a piece's presence had moved it)."""
+    gone = {d["piece"] for d in absent}
+    then = {q.id: q for d in absent for q in map(piece_from_dict, d.get("then", ()))}
+    return [then.get(q.id, q) for q in pieces if q.id not in gone]
