@@ -94,6 +94,45 @@ def test_the_crop_nets_read_the_same_under_onnx_runtime_as_under_torch(frame_rgb
     assert clf.probabilities(x[:0]).shape == (0, N_CLASSES)
 
 
+def test_on_a_gpu_the_crop_nets_read_with_torch_on_it_the_same_as_the_modules(frame_rgb):
+    """With the detector on a GPU the crop nets leave the CPU (nets.DeviceRunner): torch on that
+    device, in float, the same probabilities as the loaded modules. Here the device is the CPU,
+    the one torch device CI has; the pipeline's choice of device is the test below."""
+    from vision.classify import CHANNELS, CROP_PX, N_CLASSES, load_classifier, to_tensor
+    from vision.nets import DeviceRunner, runner_kind, softmax
+
+    clf = load_classifier(None)
+    x = np.random.default_rng(1).integers(0, 256, (5, CHANNELS, CROP_PX, CROP_PX), dtype=np.uint8)
+    x[:, :3, 8:40, 8:40] = frame_rgb[200:232, 300:332].transpose(2, 0, 1)
+    run = DeviceRunner(clf.net, "cpu")
+    assert runner_kind(run) == "torch cpu"
+    assert np.abs(softmax(run, to_tensor(x), N_CLASSES) - softmax(clf.net, to_tensor(x), N_CLASSES)).max() < 1e-5
+    assert run.net is not clf.net  # the loaded module stays where it was
+
+
+def test_the_pipeline_puts_the_crop_nets_on_the_detectors_device_and_keeps_them_on_a_cpu():
+    from vision.classify import load_classifier
+    from vision.pipeline import Pipeline
+
+    class Recorder:
+        def __init__(self):
+            self.devices, self.colors = [], None
+
+        def run_on(self, device):
+            self.devices.append(device)
+
+    class GpuDetector:
+        device = "cuda:0"
+
+    rec = Recorder()
+    Pipeline(GpuDetector(), classifier=rec)
+    assert rec.devices == ["cuda:0"]
+    clf = load_classifier(None)
+    before = clf.runtime
+    Pipeline(Detector(DEFAULT_WEIGHTS, device="cpu"), classifier=clf)
+    assert clf.runtime == before == "int8"
+
+
 def test_zendo_train_writes_the_onnx_copy_beside_the_weights(tmp_path):
     runner = CliRunner()
     res = runner.invoke(main, ["train-data", "--out", str(tmp_path / "set"), "--n-train", "2", "--n-val", "1",

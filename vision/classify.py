@@ -32,7 +32,7 @@ import numpy as np
 from .classes import CLASS_ID, PYRAMID_CLASSES, STONE_CLASSES
 from .colors import DEFAULT_COLOR_MODEL, ColorModelError, ColorReader
 from .detect import MODELS_DIR, Detections
-from .nets import confusions, cpu_runner, load_net, pct, runner_kind, softmax
+from .nets import DeviceRunner, confusions, cpu_runner, load_net, pct, runner_kind, softmax
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +218,14 @@ class PieceClassifier:
         a "+" where it differs), for benchmarks and evaluations to say what they measured."""
         kinds = [runner_kind(self._runner(n)) for n in (self.net, self.orient_net) if n is not None]
         return "+".join(dict.fromkeys(kinds))
+
+    def run_on(self, device: str) -> None:
+        """Read crops with torch on `device` (a GPU the detector runs on) from now on, in float:
+        the int8 copies are for ONNX Runtime on a CPU. A "cpu" device keeps the runners made at
+        load time."""
+        if not str(device).startswith("cuda"):
+            return
+        self._runners = {key: (net, DeviceRunner(net, device)) for key, (net, _) in self._runners.items()}
 
     def _runner(self, net):
         """What runs `net` on a frame's crops: the nets.cpu_runner made at load time for the nets

@@ -286,6 +286,8 @@ class Pipeline:
         self.detector = detector or Detector(conf=self.cfg.conf)
         # the second stage (vision/classify.py): the committed one unless told otherwise; None = off
         self.classifier = load_classifier() if classifier == "default" else classifier
+        if self.classifier is not None:  # the crop nets read on the detector's GPU where it has one
+            self.classifier.run_on(getattr(self.detector, "device", "cpu"))
         # behind the classifier depth's size reading is a doubt, not a verdict: as a verdict it cost
         # 2 points of colour x size on the tuning set. As a doubt it reaches the sizes the classifier
         # is sure of and wrong about (910000-: unflagged wrong marks 4 -> 2; docs/perception.md,
