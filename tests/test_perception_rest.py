@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from vision.rest import (LIE_LINK_MM, REST_SNAP_DEG, REST_SNAP_SURE_DEG, SEAT_DEG, SNAP_ABOVE_MM, SNAP_SUNK_MM, lay_across, lay_towers,
-                         rest_nested, rest_on_table, rest_on_tips, rest_pieces, seat_on_tip)
+                         level_sure_lying, rest_nested, rest_on_table, rest_on_tips, rest_pieces, seat_on_tip)
 from zendo.build import Spec, beside, flat, flat_across, lying_tower, nested_lying, tower, upright
 from zendo.scene import Scene
 from zendo.geometry import axis_angle_quat, quat_to_matrix
@@ -109,6 +109,38 @@ def test_a_piece_over_a_single_tip_is_left_as_fitted():
     a, b, c = across()
     fitted = tilted(c, 30.0, axis=(0.2, 1.0, 0.0))
     assert rest_on_tips(fitted, [a]) is fitted
+
+
+def test_a_raised_piece_the_net_surely_reads_lying_lies_level_on_its_face_where_one_tip_is_seen():
+    """Tuning table 990040: a black small across two larges' tips, one of them missed, fitted 17
+    degrees off its face (weird) and read flat by the net at 0.97: it lies level, where it was."""
+    a, b, c = across()
+    fitted = tilted(c, 17.0, axis=(0.2, 1.0, 0.0))
+    assert orientation(fitted, CFG).value == "weird" and rest_on_tips(fitted, [a]) is fitted
+    got = level_sure_lying(fitted, SURELY_FLAT)
+    assert orientation(got, CFG).value == "flat"
+    assert np.allclose(got.vertices.mean(axis=0), fitted.vertices.mean(axis=0), atol=1e-6)  # turned, not moved
+    scene, _ = rest_pieces(Scene((a, fitted), ()), [], {"c": SURELY_FLAT})
+    assert orientation({p.id: p for p in scene.pieces}["c"], CFG).value == "flat"
+
+
+@pytest.mark.parametrize("net", [None, SURELY_WEIRD, SURELY_UPRIGHT, (0.2, 0.7, 0.1)],
+                         ids=["no-net", "net-weird", "net-upright", "net-unsure"])
+def test_a_raised_piece_is_levelled_only_where_the_net_surely_reads_it_lying(net):
+    fitted = tilted(across()[2], 17.0, axis=(0.2, 1.0, 0.0))
+    assert level_sure_lying(fitted, net) is fitted
+
+
+def test_a_raised_piece_tilted_further_than_the_net_can_vouch_for_is_left_tilted():
+    fitted = tilted(across()[2], REST_SNAP_SURE_DEG + 5.0, axis=(0.2, 1.0, 0.0))
+    assert level_sure_lying(fitted, SURELY_FLAT) is fitted
+
+
+def test_a_piece_on_the_table_is_left_to_rest_on_table_and_one_on_its_base_to_the_tower_rules():
+    on_table = tilted(flat(Spec("a", "red", "medium"), (10, 5), 30), 15.0)
+    assert level_sure_lying(on_table, SURELY_FLAT) is on_table
+    standing = tilted(upright(Spec("c", "green", "small"), (0, 0), 0.0).moved(np.eye(3), [0.0, 0.0, 30.0]), 15.0)
+    assert level_sure_lying(standing, SURELY_FLAT) is standing
 
 
 def test_a_piece_over_tips_of_two_heights_is_left_as_fitted():

@@ -326,6 +326,22 @@ def rest_nested(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list
     return out
 
 
+def level_sure_lying(piece: Piece, net: Sequence[float] | None) -> Piece:
+    """A raised piece within REST_SNAP_SURE_DEG of lying on a face, that the orientation net
+    surely (NET_SURE_P) reads lying, turned to lie level on that face about the mean of its corners.
+
+    Why: up on other pieces a piece shows its top only, and its fit tilts by 15-25 degrees
+    ("weird"); `rest_on_tips` levels it only where both tips under it were seen standing. A piece
+    lying on something it cannot be seen through lies on a face, and the net, which reads the
+    whole crop, tells one lying from one leaning (as `rest_on_table` trusts it on the table)."""
+    if float(piece.vertices[:, 2].min()) <= REST_GROUNDED_MM:
+        return piece
+    side, angle = _lowest_side(piece)
+    if side == 0 or angle > REST_SNAP_SURE_DEG or not _net_reads_resting(net, side):
+        return piece
+    return _levelled(piece, side)
+
+
 def rest_pieces(scene: Scene, fits: list[PieceFit],
                 orientations: Mapping[str, Sequence[float]] | None = None) -> tuple[Scene, list[PieceFit]]:
     """`rest_on_table`, `lay_towers` and `rest_nested`, then `seat_on_tip`, `rest_on_tips` and
@@ -340,7 +356,7 @@ def rest_pieces(scene: Scene, fits: list[PieceFit],
     for k in sorted(range(len(seated)), key=lambda k: float(seated[k].origin[2])):  # bottom up: a top
         seated[k] = seat_on_tip(seated[k], seated)  # sets down on the middle piece as it was set down
     levelled = [rest_on_tips(p, seated) for p in seated]
-    rested = [lay_across(p, levelled) for p in levelled]
+    rested = [level_sure_lying(lay_across(p, levelled), net.get(p.id)) for p in levelled]
     if all(a is b for a, b in zip(rested, scene.pieces)):
         return scene, fits
     by_id = {p.id: p for p in rested}
