@@ -121,9 +121,10 @@ def cpu_runner(net, sample: np.ndarray, int8: Path | None = None):
 
 class DeviceRunner:
     """A loaded net run by torch on a GPU (`device`, "cuda:0"), its logits back on the host. Why:
-    with the detector on a GPU the crop nets' int8 copies were the next stage on the host's CPU
-    (16 ms of a 143 ms frame on an H100 box); a dozen 48 x 48 crops is nothing to a GPU. The
-    module is copied so that the loaded net stays on the CPU for anything else that runs it."""
+    with the detector on a GPU the crop nets' int8 copies were the one other network left on the
+    host's CPU. Measured on an H100 box (models/BENCH-H100.json) the classify lap went 13-14 ->
+    12.4-12.7 ms: cutting the crops, which stays on the host, is most of it. The module is copied
+    so that the loaded net stays on the CPU for anything else that runs it."""
 
     def __init__(self, net, device: str):
         import copy

@@ -330,8 +330,9 @@ def level_sure_lying(piece: Piece, net: Sequence[float] | None) -> Piece:
     """A raised piece within REST_SNAP_SURE_DEG of lying on a face, that the orientation net
     surely (NET_SURE_P) reads lying, turned to lie level on that face about the mean of its corners.
 
-    Why: up on other pieces a piece shows its top only, and its fit tilts by 15-25 degrees
-    ("weird"); `rest_on_tips` levels it only where both tips under it were seen standing. A piece
+    Why: up on other pieces a piece shows its top only, and its fit tilts ("weird": tuning table
+    990040, 17 degrees); `rest_on_tips` and `lay_across` level it only where both tips under it
+    were seen standing. A piece
     lying on something it cannot be seen through lies on a face, and the net, which reads the
     whole crop, tells one lying from one leaning (as `rest_on_table` trusts it on the table)."""
     if float(piece.vertices[:, 2].min()) <= REST_GROUNDED_MM:
@@ -344,8 +345,8 @@ def level_sure_lying(piece: Piece, net: Sequence[float] | None) -> Piece:
 
 def rest_pieces(scene: Scene, fits: list[PieceFit],
                 orientations: Mapping[str, Sequence[float]] | None = None) -> tuple[Scene, list[PieceFit]]:
-    """`rest_on_table`, `lay_towers` and `rest_nested`, then `seat_on_tip`, `rest_on_tips` and
-    `lay_across`, for every piece of the scene (and its fit report). `orientations`: the
+    """`rest_on_table`, `lay_towers` and `rest_nested`, then `seat_on_tip`, `rest_on_tips`,
+    `lay_across` and `level_sure_lying`, for every piece of the scene (and its fit report). `orientations`: the
     orientation net's p(upright, flat, weird) by piece id, where it read one. A tower's pieces nest deep
     (the top's base within the bottom's hollow), so each seats on the highest standing tip under
     it: the bottom piece's, stood on the table, when the middle one's fit is tilted; they are
