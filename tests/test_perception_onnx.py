@@ -133,6 +133,29 @@ def test_the_pipeline_puts_the_crop_nets_on_the_detectors_device_and_keeps_them_
     assert clf.runtime == before == "int8"
 
 
+def test_the_crop_nets_go_to_a_gpu_once_however_many_pipelines_share_the_classifier(monkeypatch):
+    """`zendo eval` hands one classifier to a pipeline per frame: the nets are copied to the
+    detector's GPU the first time only. (CI has no GPU: the copy is stood in for.)"""
+    import torch
+
+    import vision.classify as classify
+
+    made = []
+
+    class Copy:
+        def __init__(self, net, device):
+            self.device, self.kind = torch.device(device), f"torch {device}"
+            made.append(net)
+
+    monkeypatch.setattr(classify, "DeviceRunner", Copy)
+    clf = classify.load_classifier(None)
+    clf.run_on("cuda:0")
+    clf.run_on("cuda:0")
+    assert len(made) == 2 and clf.runtime == "torch cuda:0"  # the classifier and the orientation net, once
+    clf.run_on("cuda:1")
+    assert len(made) == 4
+
+
 def test_zendo_train_writes_the_onnx_copy_beside_the_weights(tmp_path):
     runner = CliRunner()
     res = runner.invoke(main, ["train-data", "--out", str(tmp_path / "set"), "--n-train", "2", "--n-val", "1",

@@ -222,10 +222,15 @@ class PieceClassifier:
     def run_on(self, device: str) -> None:
         """Read crops with torch on `device` (a GPU the detector runs on) from now on, in float:
         the int8 copies are for ONNX Runtime on a CPU. A "cpu" device keeps the runners made at
-        load time."""
+        load time, and nets already there stay (`zendo eval` hands one classifier to a pipeline
+        per frame: copying the nets to the GPU each time would be work for nothing)."""
+        import torch
+
         if not str(device).startswith("cuda"):
             return
-        self._runners = {key: (net, DeviceRunner(net, device)) for key, (net, _) in self._runners.items()}
+        there = torch.device(device)
+        self._runners = {key: (net, run if getattr(run, "device", None) == there else DeviceRunner(net, device))
+                         for key, (net, run) in self._runners.items()}
 
     def _runner(self, net):
         """What runs `net` on a frame's crops: the nets.cpu_runner made at load time for the nets

@@ -33,7 +33,7 @@ from .pose import PieceFit, PoseConfig, drop_unseeable, estimate_poses
 from .refit import refit_poor
 from .rest import rest_pieces
 from .size_check import check_sizes
-from .towers import complete_towers, lying_small_stacks
+from .towers import complete_towers, lying_small_stacks, points_up
 from .unboxed import read_blobs
 
 log = logging.getLogger(__name__)
@@ -327,9 +327,10 @@ class Pipeline:
                                                             self.pose_cfg, self.classifier)
             stage_doubts += found
             watch.lap("pairs")
+        up = points_up(heights) if self.cfg.towers else None  # the towers stage's, and the lying nests' below
         if self.cfg.towers:
             scene, fits, det, verdicts, found = complete_towers(frame, scene, fits, det, verdicts, heights, table,
-                                                                self.classifier, colors)
+                                                                self.classifier, colors, up)
             stage_doubts += found
             watch.lap("towers")
         if self.cfg.lying:
@@ -370,7 +371,7 @@ class Pipeline:
             scene, fits = drop_crossing(scene, fits)
             watch.lap("crossing")
         if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
-            stage_doubts += lying_small_stacks(frame, scene, heights, table)
+            stage_doubts += lying_small_stacks(frame, scene, up, table)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color)
         watch.lap("doubts")
         tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
