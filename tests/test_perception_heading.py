@@ -143,3 +143,80 @@ def test_a_piece_that_may_point_another_way_makes_a_pointing_mark_a_judgment_cal
     m = mark_perceived(rule, facts([away, target]), [away, target], [doubt], facts)
     assert m.mark == "black" and m.judgment_call
     assert describe(doubt) == "p1 may point another way (turned 180 degrees)"
+
+
+def _flat_scores(level: float, ripple: float):
+    """An outline score that hardly changes with the turn: `level`, give or take `ripple`."""
+    def score(degs):
+        return level + ripple * np.cos(np.radians(np.atleast_1d(np.asarray(degs, float)) * 3.0))
+    return score
+
+
+def test_an_outline_that_fits_every_way_round_about_as_well_is_blind():
+    """Tuning 990045: a red small's outline covered 0.41-0.54 of its colour every way round."""
+    from vision.heading import BLIND_GAIN, _blind, _Remembered, _search
+
+    scores = _Remembered(_flat_scores(0.47, BLIND_GAIN / 3))
+    _search(scores)
+    assert _blind(scores)
+
+
+def test_an_outline_with_one_clear_heading_is_not_blind():
+    from vision.heading import BLIND_GAIN, _blind, _Remembered, _search
+
+    scores = _Remembered(_scores({0.0: 0.3 + BLIND_GAIN}))  # over nothing elsewhere
+    _search(scores)
+    assert not _blind(scores)
+
+
+def test_blindness_is_judged_on_the_best_turn_found_not_only_the_coarse_ones():
+    """A narrow peak between the coarse turns still shows which way the piece points."""
+    from vision.heading import BLIND_GAIN, FAR_STEP_DEG, _blind, _Remembered, _search
+
+    peak = 90.0 + FAR_STEP_DEG / 2  # between two of the turns looked at all round
+    narrow = lambda degs: 0.4 + (BLIND_GAIN + 0.05) * np.exp(
+        -0.5 * (((np.atleast_1d(np.asarray(degs, float)) - peak + 180.0) % 360.0 - 180.0) / 3.0) ** 2)
+    scores = _Remembered(narrow)
+    _search(scores)
+    assert max(scores.memo.values()) > 0.4 + BLIND_GAIN and not _blind(scores)
+
+
+def test_remembered_scores_work_each_turn_out_once():
+    from vision.heading import _Remembered
+
+    asked = []
+    scores = _Remembered(lambda degs: (asked.extend(np.asarray(degs).tolist()), np.asarray(degs) / 100.0)[1])
+    assert np.allclose(scores(np.array([10.0, 20.0, 10.0])), [0.1, 0.2, 0.1])
+    assert np.allclose(scores(np.array([20.0, 30.0])), [0.2, 0.3])
+    assert asked == [10.0, 20.0, 30.0]
+
+
+def test_a_piece_that_may_point_any_way_makes_a_pointing_mark_a_judgment_call():
+    from zendo.doubts import alternatives, describe
+    from zendo.relations import RelationsConfig, koan_facts
+    from zendo.rules import mark_perceived, parse_rule
+
+    away = flat(Spec("p1", "red", "small"), (0.0, 0.0), 180.0)  # its tip away from p2
+    target = upright(Spec("p2", "blue", "small"), (40.0, 0.0), 0.0)
+    doubt = {"kind": "heading", "piece": "p1", "turns": [45.0, 90.0, 135.0, 180.0, 225.0, 270.0, 315.0],
+             "why": "outline"}
+    alts = list(alternatives([away, target], doubt))
+    assert len(alts) == 7
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    rule = parse_rule("it contains a piece pointing at another piece")
+    assert sum(mark_perceived(rule, facts(a), list(a), [], facts).mark == "white" for a in alts) >= 1
+    m = mark_perceived(rule, facts([away, target]), [away, target], [doubt], facts)
+    assert m.mark == "black" and m.judgment_call
+    assert describe(doubt) == "p1 may point any way: its outline fits every heading about as well"
+
+
+def test_a_blind_outline_gives_a_doubt_with_every_other_heading_and_the_far_turn(lying, monkeypatch):
+    import vision.heading as heading
+    from vision.pose import PieceFit
+
+    truth, rgb, heights, project = lying
+    monkeypatch.setattr(heading, "best_turn", lambda *a: (0.0, 150.0, True))
+    fits = [PieceFit(truth, 1.0, 100, 0.0, "flat", 0.9, 0)]
+    _, _, doubts = heading.check_headings(rgb, Scene((truth,)), fits, heights, project)
+    assert doubts == [{"kind": "heading", "piece": "a", "why": "outline",
+                       "turns": [45.0, 90.0, 135.0, 180.0, 225.0, 270.0, 315.0, 150.0]}]

@@ -57,7 +57,8 @@ alternative koan:
   says lying, the orientation net may say standing, or the other way): the piece stood upright
   or laid flat where it is, heading every 45 degrees (which way it points matters).
 - "heading": a lying piece's outline in colour fits about as well turned far round ("turn",
-  degrees about its centroid) as where it was kept, so it may point that way.
+  degrees about its centroid) as where it was kept, so it may point that way; or it fits about
+  as well every way round (`"why": "outline"`), so it may point any way ("turns": each tried).
 
 A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`), or
 where no single doubt does, the class doubts of two or more pieces taken together, or their
@@ -177,6 +178,8 @@ def describe(d: Mapping) -> str:
                 "a piece the camera missed may hold it up, or it may rest on the table")
     if k == "orientation":
         return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
+    if k == "heading" and d.get("why") == "outline":
+        return f"{d['piece']} may point any way: its outline fits every heading about as well"
     if k == "heading":
         return f"{d['piece']} may point another way (turned {abs(float(d['turn'])):.0f} degrees)"
     if k == "tower":
@@ -302,8 +305,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
     elif kind == "heading":
         p = by_id.get(doubt["piece"])
         if p is not None:
-            q = turned_about_middle(p, float(doubt["turn"]))
-            yield [q if r.id == p.id else r for r in pieces]
+            for turn in doubt.get("turns") or (doubt["turn"],):
+                q = turned_about_middle(p, float(turn))
+                yield [q if r.id == p.id else r for r in pieces]
     elif kind == "held":
         p = by_id.get(doubt["piece"])
         if p is not None:
