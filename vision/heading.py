@@ -45,6 +45,7 @@ import cv2
 import numpy as np
 
 from zendo.build import turned_about_middle as turned
+from zendo.doubts import FLAT_HEADINGS
 from zendo.relations import RelationsConfig, orientation
 from zendo.scene import Piece, Scene
 from zendo.shapes import near_pairs, solid_distance
@@ -63,7 +64,7 @@ MIN_OWN_PX = 5
 MIN_TABLE_PX = 20
 INTO_MM = 1.0  # a turn may not push a piece this far into a neighbour (unless it was already)
 BLIND_GAIN = 0.10  # the best turn covers under this much more than the median one: any heading
-BLIND_TURNS = tuple(float(t) for t in range(45, 360, 45))  # what a blind outline's doubt tries
+BLIND_TURNS = tuple(float(h) for h in FLAT_HEADINGS if h)  # what a blind outline's doubt tries: every other 45
 
 Project = Callable[[np.ndarray], np.ndarray]
 
@@ -152,13 +153,17 @@ class _Remembered:
             self.memo.update(zip(new, self.scores(np.asarray(new)).tolist()))
         return np.array([self.memo[d] for d in degs])
 
+    def best(self) -> float:
+        """The best score of every turn looked at so far."""
+        return max(self.memo.values())
+
 
 def _blind(scores: _Remembered) -> bool:
     """Whether the outline covers the colour about as well every way round: the best turn
     looked at (refined near its peaks by `_search`) exceeds the median of the turns every
     FAR_STEP_DEG by under BLIND_GAIN."""
     median = float(np.median(scores(np.arange(-180.0, 180.0, FAR_STEP_DEG))))
-    return max(scores.memo.values()) - median < BLIND_GAIN
+    return scores.best() - median < BLIND_GAIN
 
 
 def _window(piece: Piece, shape: tuple[int, int], project: Project) -> tuple[int, int, int, int] | None:

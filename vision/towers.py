@@ -28,6 +28,7 @@ less those another fitted piece explains, can only be the lower piece's or the f
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -357,17 +358,26 @@ def _near_axis(X: np.ndarray, Y: np.ndarray, P: np.ndarray, origin: np.ndarray, 
     return idx[np.linalg.norm(P[idx, :2] - origin[:2], axis=1) < reach]
 
 
-def points_up(heights) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The depth points standing off the table (table frame), their pixels, and their x and y
-    laid out for `_near_axis`. The pipeline works them out once a frame for the towers stage and
+class PointsUp(NamedTuple):
+    """The frame's depth points standing off the table (table frame), their pixels, and their x
+    and y laid out for `_near_axis`."""
+
+    points: np.ndarray
+    pixels: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+
+
+def points_up(heights) -> PointsUp:
+    """The frame's `PointsUp`. The pipeline works them out once a frame for the towers stage and
     the lying nests' test (`lying_small_stacks`): 1.5-2.5 ms each time."""
     table_pts, seen = heights
     up = seen & (table_pts[..., 2] > 2.5)
     P = table_pts[up].astype(np.float64)
-    return P, np.argwhere(up), np.ascontiguousarray(P[:, 0]), np.ascontiguousarray(P[:, 1])
+    return PointsUp(P, np.argwhere(up), np.ascontiguousarray(P[:, 0]), np.ascontiguousarray(P[:, 1]))
 
 
-def lying_small_stacks(frame, scene: Scene, up, table) -> list[dict]:
+def lying_small_stacks(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
     """A "stacked" doubt ("where": "under") for each small piece lying on the table where two
     smalls nested one in the other, as the piece was read, explain LYING_STACK_GAIN more of the
     depth round it than the piece alone, and lie where the camera saw through no more than
@@ -398,7 +408,7 @@ def lying_small_stacks(frame, scene: Scene, up, table) -> list[dict]:
 
 
 def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,
-                    table, classifier, colors: FrameColors, up
+                    table, classifier, colors: FrameColors, up: PointsUp
                     ) -> tuple[Scene, list[PieceFit], Detections, list, list[dict]]:
     """The scene with every tower neighbour the depth shows and the detector missed; each added
     piece gets a detection (its band's box) and the classifier's verdict, so the class and absent
