@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from vision.crossing import drop_crossing
 from vision.pose import PieceFit, scene_with
-from zendo.build import Spec, beside, upright
+from zendo.build import Spec, beside, flat, tower, upright
 from zendo.scene import Piece, Scene
 
 
@@ -41,8 +43,31 @@ def test_the_better_supported_reading_stays_whichever_came_first():
 
 
 def test_pieces_of_one_class_comparably_supported_both_stay():
+    """980017: two yellow larges set side by side, fitted 11 mm into each other, 210 and 308 points."""
     a = upright(Spec("a", "yellow", "large"), (0, 0), 0)
-    assert kept(fit(a, 300), fit(shifted(a, "b", 6.0, 20.0), 200)) == ["a", "b"]
+    assert kept(fit(a, 300), fit(shifted(a, "b", 16.0, 20.0), 200)) == ["a", "b"]
+
+
+def test_two_readings_in_one_place_one_stays_however_comparably_supported():
+    """1000042: a red large lying at the picture's edge, read twice 5 mm apart (205 and 350
+    points). Two real pieces of one size cannot lie that close side by side."""
+    a = flat(Spec("a", "red", "large"), (0, 0), heading=30.0)
+    twin = replace(flat(Spec("b", "red", "large"), (0, 0), heading=38.0), id="b")
+    twin = twin.moved(np.eye(3), np.array([-2.0, 4.5, 0.0]))
+    assert kept(fit(a, 205), fit(twin, 350)) == ["b"]
+
+
+def test_a_tower_of_two_of_a_size_is_two_pieces_not_one_place():
+    """The upper piece's base is 5.5 mm up the lower one's axis: along it, not across."""
+    lower, upper = tower([Spec("a", "green", "medium"), Spec("b", "green", "medium")])
+    assert kept(fit(lower, 200), fit(upper, 150)) == ["a", "b"]
+
+
+def test_neighbours_lying_side_by_side_both_stay():
+    """990044: two smalls of one class lying side by side, fitted 12.4 mm apart (a base is 14.3 mm)."""
+    a = flat(Spec("a", "blue", "small"), (0, 0), heading=0.0)
+    b = flat(Spec("b", "blue", "small"), (0, 12.4), heading=0.0)
+    assert kept(fit(a, 150), fit(b, 140)) == ["a", "b"]
 
 
 def test_a_piece_of_another_size_or_colour_through_it_stays():
