@@ -18,7 +18,7 @@ from zendo.scene import Scene
 
 from .pose import MIN_POINTS, PieceFit, PoseConfig, fit_piece, own_box_points, posed, rms_of, scene_with
 
-POOR_RMS_MM = 15.0  # a fit this poor is fitted again
+POOR_RMS_MM = 11.0  # a fit this poor is fitted again (15 until session 40)
 BETTER = 0.5  # kept where its RMS on the cluster is under this share of the old pose's there
 CLUSTER_MM = 3.0  # DBSCAN's reach: points of one piece lie within a few millimetres of each other
 COLOR_P = 0.6  # the colour model must read the cluster as the piece's colour this surely
