@@ -134,8 +134,8 @@ def test_a_raised_piece_is_levelled_only_where_the_net_surely_reads_it_lying(net
 @pytest.mark.parametrize("deg", [REST_SNAP_SURE_DEG + 5.0, 35.0, 50.0, 70.0])
 def test_a_raised_piece_the_net_surely_reads_lying_lies_level_however_far_its_fit_tilts(deg):
     """Tuning tables 900016, 900027, 980035: small pieces lying on others' tips, fitted again to
-    the few dozen points of their colour, 33-68 degrees off (weird); the net read them flat at
-    0.97-0.99. They lie level on the face nearest the table, where they were."""
+    the few dozen points of their colour, their axes 33-68 degrees off vertical (weird); the net
+    read them flat at 0.97-0.99. They lie level on the face nearest the table, where they were."""
     fitted = tilted(across()[2], deg, axis=(0.2, 1.0, 0.0))
     assert orientation(fitted, CFG).value == "weird"
     got = level_sure_lying(fitted, SURELY_FLAT)

@@ -333,8 +333,9 @@ def level_sure_lying(piece: Piece, net: Sequence[float] | None) -> Piece:
 
     Why: up on other pieces a piece shows its top only, and its fit tilts ("weird": tuning table
     990040, 17 degrees; 900016, 900027 and 980035, small pieces lying on others' tips fitted again
-    to the few dozen points of their colour, 33-68 degrees); `rest_on_tips` and `lay_across`
-    level it only where both tips under it were seen standing. A piece lying on something it
+    to the few dozen points of their colour, their axes 33-68 degrees off vertical, 38-73 off
+    lying); `rest_on_tips` and `lay_across` level it only where both tips under it were seen
+    standing. A piece lying on something it
     cannot be seen through lies on a face, and the net, which reads the whole crop, tells one
     lying from one leaning: on the five tuning sets every raised piece it read lying at 0.9 or
     more lay on a face (46 pieces; one raised piece in all leaned)."""
