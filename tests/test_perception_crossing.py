@@ -52,8 +52,7 @@ def test_two_readings_in_one_place_one_stays_however_comparably_supported():
     """1000042: a red large lying at the picture's edge, read twice 5 mm apart (205 and 350
     points). Two real pieces of one size cannot lie that close side by side."""
     a = flat(Spec("a", "red", "large"), (0, 0), heading=30.0)
-    twin = replace(flat(Spec("b", "red", "large"), (0, 0), heading=38.0), id="b")
-    twin = twin.moved(np.eye(3), np.array([-2.0, 4.5, 0.0]))
+    twin = flat(Spec("b", "red", "large"), (0, 0), heading=38.0).moved(np.eye(3), np.array([-2.0, 4.5, 0.0]))
     assert kept(fit(a, 205), fit(twin, 350)) == ["b"]
 
 

@@ -34,59 +34,62 @@ from zendo.pieces import PYRAMID_SIZES
 from zendo.scene import Piece, Scene
 from zendo.shapes import crossing_pairs
 
-from .pose import PieceFit, scene_with
+from .pose import DUPLICATE_MM, SAME_AXIS_COS, PieceFit, scene_with
 
 CROSS_MM = 3.0  # shells crossing deeper than this: beyond a fit's error against a neighbour
 SUPPORT_RATIO = 0.5  # the dropped piece has under this share of the other's depth points
 FEW_POINTS_BY_DESIGN = ("nested", "lying under", "tower under", "tower on")
 SAME_PLACE_ACROSS = 0.5  # base centres closer than this share of a base, across the axis: one piece
-SAME_PLACE_ALONG_MM = 3.0  # and this close along it (a tower of two of a size: 5.5 mm)
-SAME_PLACE_COS = float(np.cos(np.radians(30.0)))
+# along it, and between the axes, the limits of pose.drop_duplicates (a tower of two of a size: 5.5 mm)
 
 
 def same_place(a: Piece, b: Piece) -> bool:
     """Whether two pieces of one class are fitted where only one of them can be."""
-    if float(a.axis @ b.axis) < SAME_PLACE_COS:
+    if float(a.axis @ b.axis) < SAME_AXIS_COS:
         return False
     off = b.origin - a.origin
     along = float(off @ a.axis)
     across = float(np.linalg.norm(off - along * a.axis))
-    return abs(along) < SAME_PLACE_ALONG_MM and across < SAME_PLACE_ACROSS * 2 * PYRAMID_SIZES[a.size].half
+    return abs(along) < DUPLICATE_MM and across < SAME_PLACE_ACROSS * 2 * PYRAMID_SIZES[a.size].half
 
 
-def _same_class_crossings(fits: list[PieceFit]) -> dict[str, set[str]]:
-    """id -> ids of the pieces of its colour and size whose shells its own cross by CROSS_MM,
-    among the pieces judged at all: only those pairs can drop a piece, so only they are measured
-    (the shells' distance is the costly part)."""
-    groups: dict[tuple[str, str], list] = {}
+def _judged_by_class(fits: list[PieceFit]) -> list[list[Piece]]:
+    """The pieces judged at all (not FEW_POINTS_BY_DESIGN), grouped by colour and size: only
+    pieces of one class can be readings of one piece."""
+    groups: dict[tuple[str, str], list[Piece]] = {}
     for f in fits:
         if f.hypothesis not in FEW_POINTS_BY_DESIGN:
             groups.setdefault((f.piece.color, f.piece.size), []).append(f.piece)
-    crossing: dict[str, set[str]] = {}
-    for pieces in groups.values():
-        for a, b, _ in crossing_pairs(pieces, CROSS_MM):
-            crossing.setdefault(a, set()).add(b)
-            crossing.setdefault(b, set()).add(a)
-    return crossing
+    return list(groups.values())
 
 
-def _same_places(fits: list[PieceFit]) -> dict[str, set[str]]:
-    """id -> ids of the pieces of its class fitted in its place (`same_place`), among those judged."""
-    judged = [f.piece for f in fits if f.hypothesis not in FEW_POINTS_BY_DESIGN]
+def _linked(pairs) -> dict[str, set[str]]:
+    """id -> ids it is paired with, both ways."""
     out: dict[str, set[str]] = {}
-    for i, a in enumerate(judged):
-        for b in judged[i + 1:]:
-            if (a.color, a.size) == (b.color, b.size) and same_place(a, b):
-                out.setdefault(a.id, set()).add(b.id)
-                out.setdefault(b.id, set()).add(a.id)
+    for a, b in pairs:
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
     return out
+
+
+def _same_class_crossings(groups: list[list[Piece]]) -> dict[str, set[str]]:
+    """id -> ids of the pieces of its class whose shells its own cross by CROSS_MM (the shells'
+    distance is the costly part, so it is measured within a class only)."""
+    return _linked((a, b) for pieces in groups for a, b, _ in crossing_pairs(pieces, CROSS_MM))
+
+
+def _same_places(groups: list[list[Piece]]) -> dict[str, set[str]]:
+    """id -> ids of the pieces of its class fitted in its place (`same_place`)."""
+    return _linked((a.id, b.id) for pieces in groups for i, a in enumerate(pieces) for b in pieces[i + 1:]
+                   if same_place(a, b))
 
 
 def crossed_out(fits: list[PieceFit]) -> set[str]:
     """Ids of the pieces to drop (see the module's docstring): best-supported first, each one
     crossing a kept piece of its class with at least twice its points, or in a kept one's place."""
-    crossing = _same_class_crossings(fits)
-    places = _same_places(fits)
+    groups = _judged_by_class(fits)
+    crossing = _same_class_crossings(groups)
+    places = _same_places(groups)
     points = {f.piece.id: f.n_points for f in fits}
     kept: set[str] = set()
     out: set[str] = set()

@@ -821,6 +821,7 @@ def scene_with(scene: Scene, pieces, fits: list[PieceFit]) -> Scene:
 
 
 DUPLICATE_MM = 3.0  # two fitted pieces of one size this close are one piece (a tower of two of a size: 5.5 mm apart)
+SAME_AXIS_COS = float(np.cos(np.radians(30.0)))  # and with axes this near parallel
 
 
 def drop_duplicates(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[PieceFit]]:
@@ -831,7 +832,7 @@ def drop_duplicates(scene: Scene, fits: list[PieceFit]) -> tuple[Scene, list[Pie
     for i in order:
         a = fits[i].piece
         if not any(fits[j].piece.size == a.size and np.linalg.norm(fits[j].piece.origin - a.origin) < DUPLICATE_MM
-                   and float(fits[j].piece.axis @ a.axis) > np.cos(np.radians(30)) for j in kept):
+                   and float(fits[j].piece.axis @ a.axis) > SAME_AXIS_COS for j in kept):
             kept.append(i)
     if len(kept) == len(fits):
         return scene, fits

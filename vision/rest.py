@@ -70,12 +70,17 @@ def _side_normals(piece: Piece) -> np.ndarray:
     return np.vstack([-R[:, 2], (R @ outer_planes(piece.size)[0][:4].T).T])
 
 
+def _from_down(normal: np.ndarray) -> float:
+    """A side's outward normal's angle from straight down, in degrees."""
+    return float(np.degrees(np.arccos(np.clip(-normal[2], -1.0, 1.0))))
+
+
 def _lowest_side(piece: Piece) -> tuple[int, float]:
     """Which side faces the table most (0 the base, 1-4 the faces) and its angle from straight
     down, in degrees."""
     normals = _side_normals(piece)
     k = int(np.argmin(normals[:, 2]))
-    return k, float(np.degrees(np.arccos(np.clip(-normals[k, 2], -1.0, 1.0))))
+    return k, _from_down(normals[k])
 
 
 def _turned(piece: Piece, a: np.ndarray, b: np.ndarray) -> Piece:
@@ -339,10 +344,10 @@ def level_sure_lying(piece: Piece, net: Sequence[float] | None) -> Piece:
     cannot be seen through lies on a face, and the net, which reads the whole crop, tells one
     lying from one leaning: on the five tuning sets every raised piece it read lying at 0.9 or
     more lay on a face (46 pieces; one raised piece in all leaned)."""
-    if float(piece.vertices[:, 2].min()) <= REST_GROUNDED_MM or net is None or float(net[1]) < NET_SURE_P:
+    if float(piece.vertices[:, 2].min()) <= REST_GROUNDED_MM or not _net_reads_resting(net, 1):
         return piece
     normals = _side_normals(piece)
-    if np.degrees(np.arccos(np.clip(-normals[0, 2], -1.0, 1.0))) <= REST_SNAP_SURE_DEG:
+    if _from_down(normals[0]) <= REST_SNAP_SURE_DEG:
         return piece
     face = 1 + int(np.argmin(normals[1:, 2]))
     return _levelled(piece, face)
