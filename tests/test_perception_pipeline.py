@@ -204,6 +204,37 @@ def test_zendo_eval_reports_every_figure(table, tmp_path):
     assert out["weights"] == "models/zendo-yolo.pt" and out["classifier"] == "models/zendo-cls.pt"
 
 
+def test_zendo_eval_pools_several_sets_and_judges_the_targets(table, tmp_path):
+    """Two sets given are scored as one (their tables pooled), and the issue's targets are judged
+    with each share's interval, in the JSON and in the readable table."""
+    import shutil
+
+    _, _, folder = table
+    for name in ("a", "b"):
+        shutil.copytree(folder, tmp_path / name / "000001")
+    res = CliRunner().invoke(main, ["eval", "--dataset", str(tmp_path / "a"), "--dataset", str(tmp_path / "b"),
+                                    "--device", "cpu"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output[res.output.index("{"):])
+    assert out["frames"] == 2 and out["dataset"] == [str(tmp_path / "a"), str(tmp_path / "b")]
+    ori = out["targets"]["orientation_accuracy_pct"]
+    assert ori["value"] == out["orientation_accuracy_pct"]
+    assert ori["ci95_pct"][0] <= ori["value"] <= ori["ci95_pct"][1]
+    assert ori["verdict"] in ("met", "missed", "within noise")
+    assert "target: orientation >= 99.0 %" in res.output
+
+
+def test_zendo_eval_names_the_set_that_holds_no_tables(table, tmp_path):
+    import shutil
+
+    _, _, folder = table
+    shutil.copytree(folder, tmp_path / "a" / "000001")
+    (tmp_path / "empty").mkdir()
+    res = CliRunner().invoke(main, ["eval", "--dataset", str(tmp_path / "a"), "--dataset", str(tmp_path / "empty")])
+    assert res.exit_code != 0
+    assert res.output.startswith("error:") and "empty" in res.output and len(res.output.strip().splitlines()) == 1
+
+
 def test_relation_accuracy_is_told_predicate_by_predicate():
     """Which relation perception gets wrong (touching, pointing ...) is what a user tunes next."""
     from vision.eval import summarise

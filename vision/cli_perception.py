@@ -195,14 +195,15 @@ def eval_set(out: str, n: int, seed: int) -> None:
 
 
 @click.command("eval")
-@click.option("--dataset", required=True, help="A folder of render folders (from `zendo eval-set`).")
+@click.option("--dataset", required=True, multiple=True,
+              help="A folder of render folders (from `zendo eval-set`); give it again to pool several sets.")
 @click.option("--weights", default=None)
 @click.option("--device", default=None)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Score only the first N tables.")
 @click.option("--conf", type=click.FloatRange(0.0, 1.0), default=0.25, help="Detection confidence threshold.")
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
 @_classifier_option
-def eval_cmd(dataset: str, weights: str | None, device: str | None, limit: int | None, conf: float,
+def eval_cmd(dataset: tuple[str, ...], weights: str | None, device: str | None, limit: int | None, conf: float,
              json_out: str | None, classifier_path: str | None, no_classifier: bool) -> None:
     """Score perception on held-out synthetic tables: JSON on stdout, a readable table on stderr."""
     from zendo.cli import UserError
@@ -211,7 +212,7 @@ def eval_cmd(dataset: str, weights: str | None, device: str | None, limit: int |
 
     logging.getLogger("zendo").setLevel(logging.ERROR)
     try:
-        summary = run_eval(dataset, weights=weights, device=device, limit=limit, conf=conf,
+        summary = run_eval(list(dataset), weights=weights, device=device, limit=limit, conf=conf,
                            classifier=None if no_classifier else (classifier_path or "default"))
     except _errors() as exc:
         raise UserError(str(exc).splitlines()[0]) from None

@@ -23,6 +23,8 @@ from zendo.doubts import DOUBT_KINDS, doubts_for, renamed
 from zendo.facts import PERCEPTION_BAND
 from zendo.scene import Piece, Scene, scene_from_dict
 
+from .targets import judge, target_rows
+
 log = logging.getLogger(__name__)
 
 EVAL_SEED = 900000
@@ -354,7 +356,7 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
     def q(a, p):
         return round(float(np.percentile(a, p)), 2) if len(a) else None
 
-    return {
+    out = {
         "frames": len(frames),
         "pieces_truth": tot["n_truth"], "pieces_visible": tot["n_truth_visible"], "pieces_predicted": tot["n_pred"],
         "detection": {"precision_pct": _pct(tot["matched"], tot["n_pred"]),
@@ -394,20 +396,27 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
         "top_confusions": dict(sorted(conf.items(), key=lambda kv: -kv[1])[:8]),
         "latency": stage,
     }
+    out["targets"] = judge(out, tot)
+    return out
 
 
-def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, limit: int | None = None,
+def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = None, limit: int | None = None,
              progress: bool = True, conf: float = 0.25, classifier: str | Path | None = "default") -> dict:
-    """Run the pipeline on every render folder under `dataset` and score it."""
+    """Run the pipeline on every render folder under `dataset` (one folder, or several whose tables
+    are pooled: their figures' intervals narrow, vision/targets.py) and score it; `limit` counts
+    tables over all of them."""
     from .classify import load_classifier
     from .detect import DEFAULT_WEIGHTS, Detector
     from .frames import RenderFolderSource
     from .pipeline import Pipeline
 
-    dataset = Path(dataset)
-    folders = sorted(p.parent for p in dataset.glob("*/truth.json"))
-    if not folders:
-        raise FileNotFoundError(f"{dataset}: no render folders with truth.json (make one with `zendo eval-set`)")
+    datasets = [Path(d) for d in (dataset if isinstance(dataset, (list, tuple)) else [dataset])]
+    folders = []
+    for d in datasets:
+        found = sorted(p.parent for p in d.glob("*/truth.json"))
+        if not found:
+            raise FileNotFoundError(f"{d}: no render folders with truth.json (make one with `zendo eval-set`)")
+        folders += found
     if limit:
         folders = folders[:limit]
     det = Detector(weights or DEFAULT_WEIGHTS, device=device, conf=conf)
@@ -428,7 +437,8 @@ def run_eval(dataset: str | Path, *, weights=None, device: str | None = None, li
         frames.append(evaluate_frame(res.scene, pipe.table().matrix, truth, res.fits, rules))
         timings.append(res.timings_ms)
     out = summarise(frames, timings)
-    out["dataset"] = _shown(dataset)
+    shown = [_shown(d) for d in datasets]
+    out["dataset"] = shown[0] if len(shown) == 1 else shown
     out["weights"] = _shown(det.weights)
     out["classifier"] = _shown(cls.weights) if cls is not None else None
     out["device"] = det.device
@@ -477,5 +487,6 @@ def format_table(s: dict) -> str:
     ]
     for k, v in s.get("latency", {}).items():
         rows.append((f"latency {k}", f"{v['median_ms']} ms (p95 {v['p95_ms']})"))
+    rows += target_rows(s.get("targets", {}))
     w = max(len(r[0]) for r in rows)
     return "\n".join(f"{a.ljust(w)}  {b}" for a, b in rows)
