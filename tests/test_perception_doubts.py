@@ -1360,3 +1360,66 @@ def test_a_stone_the_classifier_reads_as_a_pyramid_is_a_missed_doubt_however_low
     assert len(doubts) == 1 and doubts[0]["seen"] == "stone" and doubts[0]["p"] > STONE_PIECE_P
     assert np.linalg.norm(np.asarray(doubts[0]["at"]) - stone_at) < 10
     assert stone_doubts(Scene(), det, [_verdict(0.0)] * 2, flat_table, valid) == []
+
+
+# ----------------------------------------------------------------------------- added together
+
+
+GREEN_AND_BLUE = "it contains at least one green piece and at least one blue piece"
+
+
+def test_a_piece_hidden_under_one_and_a_piece_missed_beside_it_change_the_mark_only_together():
+    """One camera misses pieces together (tuning table 980041): a red medium may cover a hidden
+    piece and may stand by one its fit left unexplained; each adds one piece, the rule needs two."""
+    pieces = [lone("red", "medium")]
+    doubts = [{"kind": "covers", "piece": "p1"}, {"kind": "misfit", "piece": "p1", "at": [30.0, 0.0], "rms_mm": 6.5}]
+    m = judged(GREEN_AND_BLUE, pieces, doubts)
+    assert m.mark == "black" and m.judgment_call
+    assert sorted(d["kind"] for d in m.doubts) == ["covers", "misfit"]
+
+
+def test_added_pieces_are_not_taken_together_when_one_alone_changes_the_mark():
+    pieces = [lone("green", "medium")]
+    doubts = [{"kind": "covers", "piece": "p1"}, {"kind": "misfit", "piece": "p1", "at": [30.0, 0.0], "rms_mm": 6.5}]
+    m = judged(GREEN_AND_BLUE, pieces, doubts)
+    assert m.judgment_call and len(m.doubts) == 2  # each alone: a blue piece under it, or beside it
+    assert all(len(m2.doubts) == 1 for m2 in [judged(GREEN_AND_BLUE, pieces, [d]) for d in doubts])
+
+
+def test_added_pieces_that_cannot_change_the_mark_even_together_are_no_judgment_call():
+    pieces = [lone("red", "medium")]
+    doubts = [{"kind": "covers", "piece": "p1"}, {"kind": "misfit", "piece": "p1", "at": [30.0, 0.0], "rms_mm": 6.5}]
+    m = judged("it contains exactly one piece", [*pieces, upright(Spec("p2", "blue", "small"), (80, 0), 0)], doubts)
+    assert m.mark == "black" and not m.judgment_call  # two pieces already: more only adds
+
+
+def test_added_pieces_are_taken_together_only_within_a_bounded_number_of_koans():
+    """A large piece may hide 70 ways (a medium or a small, against a wall or not, each colour, or
+    a medium with a small inside), a misfit add any of 15 pieces standing: 1,050 koans together,
+    over JOINT_ADDED_LIMIT, so not tried; a medium's ten hidden pieces with them are 150."""
+    from zendo.doubts import JOINT_ADDED_LIMIT, joint_added_alternatives
+
+    for size, tried in (("large", 0), ("medium", 10 * 15)):
+        pieces = [lone("red", size)]
+        doubts = [{"kind": "covers", "piece": "p1"}, {"kind": "misfit", "piece": "p1", "at": [40.0, 0.0], "rms_mm": 6.5}]
+        both = list(joint_added_alternatives(pieces, doubts))
+        assert len(both) == tried and all(len(alt) == 3 for alt, _ in both)
+    assert 70 * 15 > JOINT_ADDED_LIMIT >= 10 * 15
+
+
+def test_two_pieces_hidden_where_the_camera_saw_nothing_amiss_are_not_taken_together():
+    """Any upright piece may cover one: two such doubts together rest on nothing seen, and would
+    flag most count and colour marks of any koan of two pieces."""
+    from zendo.doubts import joint_added_alternatives
+
+    mediums = [lone("red", "medium"), upright(Spec("p2", "red", "medium"), (80, 0), 0)]
+    covers_both = [{"kind": "covers", "piece": "p1"}, {"kind": "covers", "piece": "p2"}]
+    assert list(joint_added_alternatives(mediums, covers_both)) == []
+    assert not judged(GREEN_AND_BLUE, mediums, covers_both).judgment_call
+
+
+def test_an_added_piece_the_master_ruled_out_is_not_taken_together_with_the_others():
+    pieces = [lone("red", "medium")]
+    doubts = [{"kind": "covers", "piece": "p1"}, {"kind": "misfit", "piece": "p1", "at": [30.0, 0.0], "rms_mm": 6.5}]
+    m = judged(GREEN_AND_BLUE, pieces, doubts, {doubt_key(doubts[0]): False})
+    assert not m.judgment_call

@@ -62,7 +62,7 @@ alternative koan:
 
 A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`), or
 where no single doubt does, the class doubts of two or more pieces taken together, or their
-absent doubts; the
+absent doubts, or two doubts that each add a piece (`joint_added_alternatives`); the
 Master then hears which doubt it rests on and can settle it ("nothing is under p3") like any
 other ruling. Doubts are plain dicts so they travel in a scene's `perception` block and the game
 log unchanged; this module knows nothing of cameras.
@@ -668,7 +668,8 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
                 doubts: Iterable[Mapping], facts_of: FactsOf, settled: Iterable[tuple] = ()) -> list[dict]:
     """The doubts under which the rule would mark this koan the other way: each one alone, or
     where none does, the class doubts that do together (`joint_class_alternatives`), then the
-    absent doubts (`joint_absent_alternatives`). One facts
+    absent doubts (`joint_absent_alternatives`), then two that each add a piece
+    (`joint_added_alternatives`). One facts
     cache serves them all: many doubts' alternatives share a geometry (every colour a class,
     covers or missed doubt tries; the joint readings' sizes)."""
     settled = set(settled)
@@ -678,7 +679,8 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
     if out:
         return out
     for alt, together in chain(joint_class_alternatives(pieces, open_doubts),
-                               joint_absent_alternatives(pieces, open_doubts)):
+                               joint_absent_alternatives(pieces, open_doubts),
+                               joint_added_alternatives(pieces, open_doubts)):
         if evaluate(facts(alt)) != white:
             return [dict(d) for d in together]
     return out
@@ -744,6 +746,40 @@ def joint_absent_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
     for k in range(2, min(len(named), len(pieces) - 1) + 1):
         for together in combinations(named, k):
             yield _without(pieces, together), [dict(d) for d in together]
+
+
+JOINT_ADDED_LIMIT = 256  # at most this many koans with two added pieces are tried per pair of doubts
+UNSEEN_KINDS = ("covers", "stacked")  # doubts that add a piece no camera could see, whatever it saw
+
+
+def joint_added_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
+                             ) -> Iterator[tuple[list[Piece], list[dict]]]:
+    """The koans with the pieces two doubts each add (a piece hidden under one, a piece missed
+    beside, one out of view ...), each with the two doubts it takes together; pairs whose
+    additions come to more than JOINT_ADDED_LIMIT koans are not tried, nor pairs of two doubts
+    that rest on nothing the camera saw (UNSEEN_KINDS: any upright piece may cover one, so two of
+    those together would flag most count and colour marks of every koan of two pieces).
+
+    Why: as with class and absent doubts, one camera misses pieces together. Tuning table 980041:
+    a blue small hidden under a green medium that showed 39 pixels beside a red medium; the red
+    one's "covers" doubt adds one hidden piece, its "misfit" doubt one piece standing by it, and
+    "at least one green and one blue piece" needs both (marked wrong with no flag)."""
+    doubts = list(doubts)
+    added = [(d, a) for d in doubts if (a := _additions(pieces, d))]
+    for (d1, a1), (d2, a2) in combinations(added, 2):
+        if len(a1) * len(a2) > JOINT_ADDED_LIMIT or {d1["kind"], d2["kind"]} <= set(UNSEEN_KINDS):
+            continue
+        for e1, e2 in product(a1, a2):
+            if {q.id for q in e1}.isdisjoint(q.id for q in e2):
+                yield list(pieces) + e1 + e2, [dict(d1), dict(d2)]
+
+
+def _additions(pieces: Sequence[Piece], doubt: Mapping) -> list[list[Piece]]:
+    """The pieces each of this doubt's alternatives adds, where it leaves every piece of the
+    koan as it was (its other alternatives move or replace a piece, and are not combined)."""
+    n = len(pieces)
+    return [list(alt[n:]) for alt in alternatives(pieces, doubt)
+            if len(alt) > n and all(a is b for a, b in zip(alt, pieces))]
 
 
 def _per_piece(pieces: Sequence[Piece], doubts: Iterable[Mapping], kind: str) -> dict[str, list[Mapping]]:
