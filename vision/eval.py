@@ -485,8 +485,8 @@ def format_table(s: dict) -> str:
         ("marks (beginner rules)", f"{s['marks']['accuracy_pct']} % of {s['marks']['scored']}; wrong {s['marks']['wrong']}, "
                                    f"flagged {s['marks']['wrong_flagged_pct']} %"),
     ]
+    rows += target_rows(s.get("targets", {}))
     for k, v in s.get("latency", {}).items():
         rows.append((f"latency {k}", f"{v['median_ms']} ms (p95 {v['p95_ms']})"))
-    rows += target_rows(s.get("targets", {}))
     w = max(len(r[0]) for r in rows)
     return "\n".join(f"{a.ljust(w)}  {b}" for a, b in rows)

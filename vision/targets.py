@@ -80,7 +80,7 @@ def judge(summary: dict, tallies: dict) -> dict:
     m = summary["marks"]
     n_marks, left = int(m["scored"]), int(m["wrong_unflagged"])
     out["wrong_marks_unflagged"] = {
-        "label": "wrong marks not flagged", "target": "0", "value": left,
+        "label": "wrong marks not flagged", "target": "= 0", "value": left,
         # with none seen, the rate could still be as high as this (rule of three, 95 %)
         "rate_upper95_per_1000_marks": round(3000 / n_marks, 2) if n_marks and not left else None,
         "verdict": "not measured" if not n_marks else "met" if left == 0 else "missed"}
