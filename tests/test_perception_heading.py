@@ -220,3 +220,39 @@ def test_a_blind_outline_gives_a_doubt_with_every_other_heading_and_the_far_turn
     _, _, doubts = heading.check_headings(rgb, Scene((truth,)), fits, heights, project)
     assert doubts == [{"kind": "heading", "piece": "a", "why": "outline",
                        "turns": [45.0, 90.0, 135.0, 180.0, 225.0, 270.0, 315.0, 150.0]}]
+
+
+TOWER_OFF_DEG = 12.0
+
+
+def test_a_tower_on_its_side_keeps_the_heading_its_pieces_share():
+    """Each piece's outline in a tower on its side is partly the other's: turned alone about its
+    middle, one piece leaves the other's tip, and "stacked" (a tip within 1 mm) no longer reads."""
+    from calibration.plane import height_map
+    from vision.detect import Detections
+    from vision.heading import check_headings
+    from vision.pipeline import Pipeline
+    from vision.pose import PieceFit
+    from zendo.build import lying_tower, turn
+    from zendo.relations import RelationsConfig, stacked
+
+    tower = lying_tower([Spec("a", "green", "large"), Spec("b", "red", "medium")], (0.0, 0.0), 30.0)
+    r, frame, cal = render_table(tower)
+    project = Pipeline(detector=lambda rgb: Detections.empty(), calibration=cal, classifier=None).projector(frame.intrinsics)
+    fitted = turn(tower, TOWER_OFF_DEG, tower[0].centroid[:2])  # the rest stage laid it as one, a little off
+    assert stacked(*fitted, RelationsConfig()).value
+    fits = [PieceFit(p, 1.0, 100, 0.0, "flat", 0.9, k) for k, p in enumerate(fitted)]
+    scene, _, _ = check_headings(frame.color, Scene(tuple(fitted)), fits, height_map(frame, cal), project)
+    assert stacked(*scene.pieces, RelationsConfig()).value
+    assert all(np.allclose(got.matrix, p.matrix) for got, p in zip(scene.pieces, fitted))
+
+
+def test_the_pieces_of_a_tower_on_its_side_are_told_from_a_lone_lying_piece():
+    from vision.heading import in_lying_towers
+    from zendo.build import lying_tower
+    from zendo.relations import RelationsConfig
+
+    tower = lying_tower([Spec("a", "green", "large"), Spec("b", "red", "medium")], (0.0, 0.0), 30.0)
+    alone = flat(Spec("c", "blue", "small"), (80.0, 0.0), 10.0)
+    standing = upright(Spec("d", "blue", "small"), (-80.0, 0.0))
+    assert in_lying_towers([*tower, alone, standing], RelationsConfig()) == {"a", "b"}

@@ -46,7 +46,7 @@ import numpy as np
 
 from zendo.build import turned_about_middle as turned
 from zendo.doubts import FLAT_HEADINGS
-from zendo.relations import RelationsConfig, orientation
+from zendo.relations import RelationsConfig, orientation, stacked
 from zendo.scene import Piece, Scene
 from zendo.shapes import near_pairs, solid_distance
 
@@ -217,6 +217,14 @@ def _lying_on_table(piece: Piece, cfg: RelationsConfig) -> bool:
     return float(piece.vertices[:, 2].min()) < ON_TABLE_MM and orientation(piece, cfg).value == "flat"
 
 
+def in_lying_towers(pieces: list[Piece], cfg: RelationsConfig) -> set[str]:
+    """The ids of the pieces in a tower on its side: each lying piece stacked on another lying one
+    or holding one (`vision.rest.lay_towers` set them coaxial; a piece in the tower may rest a
+    wall's thickness or more off the table)."""
+    lying = [p for p in pieces if orientation(p, cfg).value == "flat"]
+    return {p.id for a in lying for b in lying if a.id != b.id and stacked(a, b, cfg).value for p in (a, b)}
+
+
 def _pushes_in(new: Piece, old: Piece, others: list[Piece]) -> bool:
     """Whether the turned piece goes more than INTO_MM into a neighbour it was clear of (only the
     pieces whose bounding spheres meet the turned one's can)."""
@@ -230,12 +238,15 @@ def check_headings(rgb: np.ndarray, scene: Scene, fits: list[PieceFit], heights,
     """Every piece lying on the table turned to where its outline covers its colour best; and a
     "heading" doubt for each that a far turn passed over covers as well (`"turn"`: degrees from
     the heading kept, about the piece's centroid), or whose outline covers it about as well every
-    way round (`"turns"`, `"why": "outline"`)."""
+    way round (`"turns"`, `"why": "outline"`). Pieces of a tower on its side keep the heading
+    they share (`in_lying_towers`): each one's outline is partly the other's, and turning one
+    alone about its middle breaks the tower ("stacked" reads a tip within 1 mm)."""
     cfg = RelationsConfig()
     pieces = list(scene.pieces)
     by_id = {}
     doubts = []
-    for i in [i for i, p in enumerate(pieces) if _lying_on_table(p, cfg)]:
+    towers = in_lying_towers(pieces, cfg)
+    for i in [i for i, p in enumerate(pieces) if _lying_on_table(p, cfg) and p.id not in towers]:
         p = pieces[i]
         others = pieces[:i] + pieces[i + 1:]
         deg, other, blind = best_turn(p, others, rgb, heights, project)
