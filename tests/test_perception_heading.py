@@ -256,3 +256,17 @@ def test_the_pieces_of_a_tower_on_its_side_are_told_from_a_lone_lying_piece():
     alone = flat(Spec("c", "blue", "small"), (80.0, 0.0), 10.0)
     standing = upright(Spec("d", "blue", "small"), (-80.0, 0.0))
     assert in_lying_towers([*tower, alone, standing], RelationsConfig()) == {"a", "b"}
+
+
+def test_two_of_one_colour_and_size_lying_one_on_the_other_are_left_to_the_heading_stage():
+    """So lies one piece read twice, 5 mm apart along its axis (held-out 940037): turned, one of
+    the two readings crosses the other, and the crossing stage drops it."""
+    from vision.heading import in_lying_towers
+    from zendo.build import lying_tower
+    from zendo.relations import RelationsConfig, stacked
+
+    twice = lying_tower([Spec("a", "blue", "large"), Spec("b", "blue", "large")], (0.0, 0.0), 30.0)
+    assert stacked(*twice, RelationsConfig()).value
+    assert in_lying_towers(twice, RelationsConfig()) == set()
+    other_colour = lying_tower([Spec("a", "blue", "large"), Spec("b", "red", "large")], (0.0, 0.0), 30.0)
+    assert in_lying_towers(other_colour, RelationsConfig()) == {"a", "b"}
