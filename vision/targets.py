@@ -15,10 +15,7 @@ latencies are an upper bound; `python -m vision.bench` measures the frame.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-
-Z95 = 1.959964  # two-sided 95 % normal quantile
 
 
 @dataclass(frozen=True)
@@ -41,15 +38,15 @@ MEDIAN_TARGETS = (("position_error_mm", "median position error", 2.0, "mm"),
                   ("axis_error_deg", "median axis error", 2.0, "deg"))
 
 
-def wilson_pct(hits: int, trials: int, z: float = Z95) -> tuple[float, float] | None:
-    """The Wilson score interval of hits/trials, in percent (None for no trials)."""
+def wilson_pct(hits: int, trials: int) -> tuple[float, float] | None:
+    """The 95 % Wilson score interval of hits/trials, in percent (None for no trials); scipy's
+    (`binomtest(...).proportion_ci(method="wilson")`), rounded as the figures are."""
     if trials <= 0:
         return None
-    p = hits / trials
-    d = 1 + z * z / trials
-    mid = (p + z * z / (2 * trials)) / d
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / d
-    return round(100 * max(0.0, mid - half), 2), round(100 * min(1.0, mid + half), 2)
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(hits), int(trials)).proportion_ci(0.95, method="wilson")
+    return round(100 * max(0.0, float(ci.low)), 2), round(100 * min(1.0, float(ci.high)), 2)
 
 
 def share_verdict(interval: tuple[float, float] | None, at_least: float) -> str:
@@ -70,7 +67,7 @@ def judge(summary: dict, tallies: dict) -> dict:
     their interval. `tallies`: the summed per-frame counts (`hits`/`trials` names)."""
     out: dict[str, dict] = {}
     for t in SHARE_TARGETS:
-        ci = wilson_pct(int(tallies[t.hits]), int(tallies[t.trials]))
+        ci = wilson_pct(tallies[t.hits], tallies[t.trials])
         out[t.key] = {"label": t.label, "target": f">= {t.at_least} %", "value": summary.get(t.key),
                       "ci95_pct": list(ci) if ci else None, "verdict": share_verdict(ci, t.at_least)}
     for key, label, limit, unit in MEDIAN_TARGETS:
