@@ -216,15 +216,22 @@ def test_a_lone_large_piece_is_no_tower_of_smaller_ones(seed):
 
 
 class _BandReads:
-    """A frame's colour model that reads every band as one colour, this surely."""
+    """A frame's colour model that reads every band as one colour, this surely, on a table of
+    `table` colour; or, given `foot_reads`, a band with any pixel from column 1000 on (a foot's,
+    `_foot_of`) as that."""
 
-    def __init__(self, color: str, p: float):
+    def __init__(self, color: str, p: float, table: str = "white", foot_reads: str | None = None):
         from vision.colors import ColorReading
 
         self.reading = ColorReading(color, p, "black", 1.0 - p)
+        self.foot = ColorReading(foot_reads or color, p, "black", 1.0 - p)
+        self.table = table
 
     def read(self, rows, cols):
-        return self.reading
+        return self.foot if np.max(cols, initial=0) >= 1000 else self.reading
+
+    def like_table(self, reading, box) -> bool:
+        return reading.color == self.table
 
 
 def _same_size_tower_read_as_one(base_z: float, gain: int):
@@ -295,6 +302,125 @@ def test_a_band_on_the_table_that_another_piece_explains_finds_no_tower(monkeypa
                                None, None, None) is None
     assert towers._color_tower(scored, base, [base], towers.around(base, [base], pts), pix, reads,
                                None, None, None) is not None
+
+
+def _foot_of(base, pieces, pts: np.ndarray, first_pixel: int = 1000):
+    """A `towers.Foot` holding those of `pts` 1.5-2.5 mm above the table round base, their
+    pixels from column `first_pixel` on."""
+    import vision.towers as towers
+
+    low = pts[(pts[:, 2] > towers.FOOT_FLOOR_MM) & (pts[:, 2] <= towers.UP_MM)]
+    pix = np.stack([np.zeros(len(low), np.int64), first_pixel + np.arange(len(low))], axis=1)
+    return towers.foot(towers.PointsUp(low, pix, low[:, 0].copy(), low[:, 1].copy()), base, pieces)
+
+
+def _band_up_an_edge(lower, z0: float, z1: float, n: int) -> np.ndarray:
+    corner, tip = lower.vertices[0], lower.vertices[4]
+    return corner + np.linspace(z0, z1, n)[:, None] / (tip - corner)[2] * (tip - corner)
+
+
+def test_a_same_size_towers_band_is_read_down_to_its_foot(monkeypatch):
+    """Held-out and tuning tables alike: most of a lower piece's 5.5 mm band lies under the
+    2.5 mm the towers stage looks above (tuning 900025: 5 of 47 pixels above it, so a blue large
+    under a green large was never read, and the pair read as one green large). Its points from
+    1.5 mm up count as the band too."""
+    import vision.towers as towers
+
+    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
+    base, scored, _ = _same_size_tower_read_as_one(0.0, -150)
+    lower = scored[0].added
+    above = _band_up_an_edge(lower, 2.6, 4.0, towers.BAND_MIN_PX - 3)  # too few to read alone
+    pix = np.stack([np.arange(len(above)), np.arange(len(above))], axis=1)
+    near = towers.around(base, [base], above)
+    reads = _BandReads("yellow", 0.9)
+    assert towers._color_tower(scored, base, [base], near, pix, reads, None, None, None) is None
+    foot = _foot_of(base, [base], _band_up_an_edge(lower, 1.6, 2.4, 10))
+    assert len(foot.pts) == 10
+    got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, foot)
+    assert got is not None and got.candidate.added.color == "yellow"
+    assert got.box[2] > 1000  # the box the band shows in holds the foot's pixels
+
+
+def test_a_frames_foot_points_lie_between_the_table_and_the_towers_stages_floor():
+    import vision.towers as towers
+
+    z = np.array([0.0, 1.4, 1.6, 2.0, 2.5, 2.6, 9.0])
+    pts = np.zeros((1, len(z), 3))
+    pts[0, :, 0], pts[0, :, 2] = np.arange(len(z)), z
+    seen = np.ones((1, len(z)), bool)
+    seen[0, 3] = False  # no depth there
+    low = towers.foot_points((pts, seen))
+    assert low.pixels.tolist() == [[0, 2], [0, 4]] and low.points[:, 2].tolist() == [1.6, 2.5]
+    assert towers.points_up((pts, seen)).pixels.tolist() == [[0, 5], [0, 6]]
+
+
+def test_the_foot_of_a_band_holds_no_table_and_no_other_pieces_points():
+    """Under 1.5 mm a point is the table's (the colour model's own line); a foot point another
+    fitted piece explains is that piece's colour, not the band's."""
+    import vision.towers as towers
+
+    base, scored, _ = _same_size_tower_read_as_one(0.0, -150)
+    lower, upper = scored[0].added, scored[0].moved
+    assert len(_foot_of(base, [base], _band_up_an_edge(lower, 0.2, 1.4, 10)).pts) == 0
+    pts = _band_up_an_edge(lower, 1.6, 2.4, 10)
+    other = towers.replace(lower, id="p9", color="red")  # a fitted piece through the foot's points
+    assert len(towers._foot_pixels(lower, upper, _foot_of(base, [base, other], pts))) == 0
+    assert len(towers._foot_pixels(lower, upper, _foot_of(base, [base], pts))) == 10
+
+
+def _thin_band_and_foot(n_band: int):
+    """The black large read as one piece, its candidate yellow large under it, the Around of a
+    band of `n_band` points above UP_MM with their pixels, and a foot of 10 points under it."""
+    import vision.towers as towers
+
+    base, scored, _ = _same_size_tower_read_as_one(0.0, -150)
+    lower = scored[0].added
+    above = _band_up_an_edge(lower, 2.6, 4.0, n_band)
+    pix = np.stack([np.arange(len(above)), np.arange(len(above))], axis=1)
+    foot = _foot_of(base, [base], _band_up_an_edge(lower, 1.6, 2.4, 10))
+    return base, scored, towers.around(base, [base], above), pix, foot
+
+
+def test_a_foot_that_reads_as_the_table_round_it_is_no_reading(monkeypatch):
+    """Depth noise lifts table pixels into the foot: tuning 920030, a yellow medium's band under
+    a red medium on a red table read red with its foot, and the yellow piece no rule could see
+    was gone unflagged."""
+    import vision.towers as towers
+
+    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
+    base, scored, near, pix, foot = _thin_band_and_foot(towers.BAND_MIN_PX - 3)
+    red_table = _BandReads("red", 0.9, table="red")
+    assert towers._color_tower(scored, base, [base], near, pix, red_table, None, None, None, foot) is None
+    white_table = _BandReads("red", 0.9, table="white")
+    got = towers._color_tower(scored, base, [base], near, pix, white_table, None, None, None, foot)
+    assert got is not None and got.reading.color == "red"
+
+
+def test_a_band_thick_enough_to_read_is_read_without_its_foot(monkeypatch):
+    """Tuning 930046 and 930028: a red large's band read right alone, and with its foot (shadow,
+    the table's edge, the piece's own dark base) black and yellow."""
+    import vision.towers as towers
+
+    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
+    reads = _BandReads("yellow", 0.9, foot_reads="red")
+    base, scored, near, pix, foot = _thin_band_and_foot(towers.BAND_MIN_PX)
+    got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, foot)
+    assert got.reading.color == "yellow" and got.box[2] < 1000
+    base, scored, near, pix, foot = _thin_band_and_foot(towers.BAND_MIN_PX - 1)
+    got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, foot)
+    assert got.reading.color == "red" and got.box[2] > 1000
+
+
+def test_a_raised_lower_pieces_band_has_no_foot():
+    """Only a lower piece standing on the table has its foot there; a raised one's low points
+    are whatever it stands beside."""
+    import vision.towers as towers
+
+    lower, upper = tower([Spec("p2", "yellow", "large"), Spec("p1", "black", "large")], (0, 0), 0)
+    foot = _foot_of(upper, [upper], _band_up_an_edge(lower, 1.6, 2.4, 10))
+    assert len(towers._foot_pixels(lower, upper, foot)) == 10
+    raised = [towers._at(q, q.origin + np.array([0.0, 0.0, 30.0])) for q in (lower, upper)]
+    assert len(towers._foot_pixels(*raised, foot)) == 0
 
 
 def test_a_tower_of_one_colour_found_in_depth_may_be_one_large_piece():

@@ -30,6 +30,8 @@ N_FEATURES = 12
 TABLE_MM = 1.5  # a point this close to the table plane is the table
 BAND_TOP_MM = 6.0  # training: a piece's pixels this low are a band like a tower's
 MIN_PX = 5  # fewer pixels than this are not read
+TABLE_RING_PX = 12  # the table round a pixel set, read to tell its colour from the table's
+TABLE_READ_P = 0.5  # ... which reads as the set's colour at least this surely: the colour may be the table's
 
 
 class ColorModelError(RuntimeError):
@@ -122,6 +124,25 @@ class FrameColors:
             table_pts, valid = self.heights
             self._table = table_color(self.rgb, table_pts[..., 2], valid)
         return self.reader.read_many([self.rgb[rows, cols] for rows, cols in pixel_sets], self._table)
+
+    def like_table(self, reading: ColorReading, box: np.ndarray) -> bool:
+        """Whether the table round `box` (grown by TABLE_RING_PX) reads as `reading`'s colour at
+        least TABLE_READ_P surely. Why: the pixels at a piece's outline mix its colour with the
+        table's and their depth with both, so on a green table a lying piece's outline read green
+        0.94-1.0 (tuning table 980034: three green pieces added on it)."""
+        table = self._table_pixels(box)
+        near = self.read(*table) if table is not None else None
+        return near is not None and near.p >= TABLE_READ_P and near.color == reading.color
+
+    def _table_pixels(self, box: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The table's pixels (seen, within TABLE_MM of its plane) in `box` grown by TABLE_RING_PX."""
+        table_pts, seen = self.heights
+        h, w = seen.shape
+        x0, y0 = (max(int(v) - TABLE_RING_PX, 0) for v in box[:2])
+        x1, y1 = min(int(box[2]) + TABLE_RING_PX, w), min(int(box[3]) + TABLE_RING_PX, h)
+        on = seen[y0:y1, x0:x1] & (np.abs(table_pts[y0:y1, x0:x1, 2]) < TABLE_MM)
+        rows, cols = np.nonzero(on)
+        return (rows + y0, cols + x0) if len(rows) else None
 
 
 def load_color_reader(weights: str | Path | None = None) -> ColorReader | None:

@@ -32,7 +32,7 @@ from zendo.pieces import SIZES
 from zendo.relations import RelationsConfig
 from zendo.scene import Piece, Scene
 
-from .colors import TABLE_MM, ColorReading, FrameColors
+from .colors import ColorReading, FrameColors
 from .detect import Detections
 from .pose import PieceFit, _free_space, next_piece_id, pixel_box, scene_with, signed_distances, union_distance
 from .rest import lies_on_table
@@ -43,8 +43,6 @@ BORROWED_MM = 6.0  # a fitted piece of the colour read this near the neighbour's
 SHADOW_COLORS = ("black",)  # a rim read so may be the lying piece's shadow or hollow, not a piece
 ABOVE_MM = 2.5  # depth points standing this far above the table are read (as the towers stage reads them)
 WINDOW_PAD_PX = 3  # a point within INLIER_MM of a piece projects within this of its outline's box
-TABLE_RING_PX = 12  # the table round a neighbour's pixels, read to tell its colour from the table's
-TABLE_READ_P = 0.5  # ... which reads as the rim's colour at least this surely: the colour may be the table's
 
 
 def _neighbour(p: Piece, pieces: list[Piece], new_id: str) -> Piece | None:
@@ -72,27 +70,9 @@ def _own_points(q: Piece, upper: Piece, rest: np.ndarray, pts: np.ndarray) -> np
 def _read(colors: FrameColors, own: np.ndarray, pix: np.ndarray) -> ColorReading | None:
     """The towers stage's band reading of the neighbour's own pixels (`towers._band_color`:
     BAND_MIN_PX pixels, BAND_P surely), where the table round them does not read as that colour
-    (TABLE_READ_P)."""
-    got = _band_color(colors, own, pix)
-    if got is None:
-        return None
-    table = _table_pixels(colors, pixel_box(pix[own]))
-    near = colors.read(*table) if table is not None else None
-    return None if near is not None and near.p >= TABLE_READ_P and near.color == got.color else got
-
-
-def _table_pixels(colors: FrameColors, box: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The table's pixels (seen, within TABLE_MM of its plane) in `box` grown by TABLE_RING_PX.
-    Why: the pixels at a piece's outline mix its colour with the table's and their depth with
-    both, so on a green table a lying piece's outline read green 0.94-1.0 (tuning table 980034:
-    three green pieces added on it)."""
-    table_pts, seen = colors.heights
-    h, w = seen.shape
-    x0, y0 = (max(int(v) - TABLE_RING_PX, 0) for v in box[:2])
-    x1, y1 = min(int(box[2]) + TABLE_RING_PX, w), min(int(box[3]) + TABLE_RING_PX, h)
-    on = seen[y0:y1, x0:x1] & (np.abs(table_pts[y0:y1, x0:x1, 2]) < TABLE_MM)
-    rows, cols = np.nonzero(on)
-    return (rows + y0, cols + x0) if len(rows) else None
+    (`FrameColors.like_table`)."""
+    got = _band_color(colors, pix[own])
+    return None if got is None or colors.like_table(got, pixel_box(pix[own])) else got
 
 
 def _borrowed(color: str, own: np.ndarray, p: Piece, pieces: list[Piece]) -> bool:

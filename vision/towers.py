@@ -24,6 +24,8 @@ colour other than the upper piece's, surely, the lower piece is added, with an "
 for a few pixels of colour are all it rests on. Under a piece fitted on the table the band's
 colour decides alone (no floor on depth's point gain, a less sure reading), for there its pixels,
 less those another fitted piece explains, can only be the lower piece's or the fitted one's foot.
+Most of a band lies under the 2.5 mm the stage looks above; where what shows above it is too thin
+to read, the band's points from 1.5 mm up (its foot) are read with it.
 """
 from __future__ import annotations
 
@@ -78,6 +80,8 @@ BAND_MIN_PX = 8  # the colour model reads a band of this many pixels; its readin
 BAND_P = 0.8  # (tuning sets: 8 px / 0.8 gave 11 more right classes on each, 12 px / 0.9 gave 9 and 6)
 GROUNDED_BAND_P = 0.5  # under a piece fitted on the table (tuning sets, no gain floor, other pieces' pixels left
 # out: 0.8 found 24 true towers and 1 false one, 0.5 found 26 and 1; 3 and 4 with the lower piece's colour wrong)
+UP_MM = 2.5  # the towers stage's depth: points this far above the table
+FOOT_FLOOR_MM = 1.5  # a lower piece's band: its points this high too (the colour model's table is under 1.5 mm)
 BAND_DOUBT_P = 0.02  # a band's runner-up colour this likely is a class doubt: a few pixels are read less
 # surely than a crop (the classifier's CLASS_DOUBT_P is 0.05; a blue band in shadow read black 0.95, blue 0.04)
 
@@ -285,13 +289,67 @@ def _band_points(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray
     return _under_rim(c.added, c.moved, pts) if c.where == "under" else _own_points(c, pieces, base, pts)
 
 
-def _band_color(colors: FrameColors, band: np.ndarray, pix: np.ndarray, min_p: float = BAND_P) -> ColorReading | None:
-    """The colour model on the pixels of the chosen points (a band); None for fewer than
-    BAND_MIN_PX pixels, a reading under `min_p`, or no colour model."""
-    if band.sum() < BAND_MIN_PX:
+def _band_pixels(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray, pix: np.ndarray,
+                 low: Foot | None) -> tuple[np.ndarray, np.ndarray]:
+    """The added piece's pixels whose colour is its own, and (a lower piece's) its foot's."""
+    band = pix[_band_points(c, pieces, base, pts)]
+    return band, (_foot_pixels(c.added, c.moved, low) if c.where == "under" else band[:0])
+
+
+def _band_color(colors: FrameColors, pixels: np.ndarray, min_p: float = BAND_P) -> ColorReading | None:
+    """The colour model on the chosen pixels (a band, as image rows and columns); None for fewer
+    than BAND_MIN_PX pixels, a reading under `min_p`, or no colour model."""
+    if len(pixels) < BAND_MIN_PX:
         return None
-    got = colors.read(pix[band, 0], pix[band, 1])
+    got = colors.read(pixels[:, 0], pixels[:, 1])
     return got if got is not None and got.p >= min_p else None
+
+
+@dataclass(frozen=True)
+class Foot:
+    """The depth round a piece's axis between FOOT_FLOOR_MM and the towers stage's floor (UP_MM),
+    with each point's distance to the pieces near it but that one (`others`).
+
+    Why: the towers stage works on the points UP_MM above the table, which leaves 3 of a same-size
+    tower's 5.5 mm band; its lower 2.5 mm is most of what shows of the lower piece from above (tuning
+    900025: a blue large under a green large showed 47 pixels, 5 of them above UP_MM, and read green)."""
+
+    pts: np.ndarray
+    pix: np.ndarray
+    others: np.ndarray
+
+
+def foot(low: PointsUp, base: Piece, pieces: list[Piece]) -> Foot:
+    """Base's `Foot`, from the frame's `foot_points`."""
+    sel = _near_axis(low.x, low.y, low.points, base.origin)
+    pts = low.points[sel]
+    others = union_distance([q for q in pieces if q.id != base.id
+                             and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30], pts)
+    return Foot(pts, low.pixels[sel], others)
+
+
+def _foot_pixels(lower: Piece, upper: Piece, low: Foot | None) -> np.ndarray:
+    """The pixels of a lower piece's band under UP_MM: where it stands on the table, its points
+    in `low` under the upper one's rim that no other piece explains."""
+    if low is None or not _on_the_table(lower) or len(low.pts) == 0:
+        return low.pix[:0] if low is not None else np.zeros((0, 2), np.int64)
+    return low.pix[_under_rim(lower, upper, low.pts) & (np.abs(low.others) >= INLIER_MM)]
+
+
+def _lower_color(colors: FrameColors, band: np.ndarray, foot_px: np.ndarray, min_p: float = BAND_P
+                 ) -> tuple[ColorReading | None, np.ndarray]:
+    """A lower piece's band read (`_band_color`), and the pixels the reading rests on; only where
+    the band is too thin to read (under BAND_MIN_PX pixels), read with its foot. Why not always:
+    a foot's pixels meet the table, its shadow and the piece's own darkened base, and where the
+    band alone read right they changed it (tuning 930046: a red large's read black, 930028 a red
+    one yellow). Where the foot is read, a reading that the table round it reads as too is no
+    reading: depth noise lifts table pixels into the foot (tuning 920030: a yellow band on a red
+    table read red)."""
+    if len(band) >= BAND_MIN_PX or not len(foot_px):
+        return _band_color(colors, band, min_p), band
+    both = np.concatenate([band, foot_px])
+    got = _band_color(colors, both, min_p)
+    return (None, both) if got is not None and colors.like_table(got, pixel_box(both)) else (got, both)
 
 
 def _band_class_doubts(piece: Piece, reading: ColorReading) -> list[dict]:
@@ -332,7 +390,7 @@ def _color_tower_candidate(scored: list[Candidate], base: Piece, on_table: bool,
 
 
 def _color_tower(scored: list[Candidate], base: Piece, pieces, near: Around, pix, colors: FrameColors, depth_mm,
-                 to_cam, intr) -> Addition | None:
+                 to_cam, intr, low: Foot | None = None) -> Addition | None:
     """The same-size piece under `base` that depth left in doubt, when its band shows another
     colour surely (BAND_MIN_PX; BAND_P, or GROUNDED_BAND_P under a piece on the table); no verdict
     (the classifier did not find it). `near`: the depth round base's axis, as the scene explains it."""
@@ -343,10 +401,11 @@ def _color_tower(scored: list[Candidate], base: Piece, pieces, near: Around, pix
     band = _band_points(c, pieces, base, near.pts)
     if on_table:  # the band alone decides there: none of its pixels may be another piece's
         band &= np.abs(near.others) >= INLIER_MM
-    got = _band_color(colors, band, pix, GROUNDED_BAND_P if on_table else BAND_P)
+    got, shows = _lower_color(colors, pix[band], _foot_pixels(c.added, c.moved, low),
+                              GROUNDED_BAND_P if on_table else BAND_P)
     if got is None or got.color == base.color:
         return None
-    return Addition(c, got, pixel_box(pix[band]))
+    return Addition(c, got, pixel_box(shows))
 
 
 def _near_axis(X: np.ndarray, Y: np.ndarray, P: np.ndarray, origin: np.ndarray, reach: float = NEAR_MM) -> np.ndarray:
@@ -372,9 +431,19 @@ def points_up(heights) -> PointsUp:
     """The frame's `PointsUp`. The pipeline works them out once a frame for the towers stage and
     the lying nests' test (`lying_small_stacks`): 1.5-2.5 ms each time."""
     table_pts, seen = heights
-    up = seen & (table_pts[..., 2] > 2.5)
-    P = table_pts[up].astype(np.float64)
-    return PointsUp(P, np.argwhere(up), np.ascontiguousarray(P[:, 0]), np.ascontiguousarray(P[:, 1]))
+    return _points(table_pts, seen & (table_pts[..., 2] > UP_MM))
+
+
+def foot_points(heights) -> PointsUp:
+    """The frame's points between FOOT_FLOOR_MM and UP_MM off the table (`Foot`)."""
+    table_pts, seen = heights
+    z = table_pts[..., 2]
+    return _points(table_pts, seen & (z > FOOT_FLOOR_MM) & (z <= UP_MM))
+
+
+def _points(table_pts: np.ndarray, mask: np.ndarray) -> PointsUp:
+    P = table_pts[mask].astype(np.float64)
+    return PointsUp(P, np.argwhere(mask), np.ascontiguousarray(P[:, 0]), np.ascontiguousarray(P[:, 1]))
 
 
 def lying_small_stacks(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
@@ -423,6 +492,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
     doubts: list[dict] = []
     depth, to_cam, intr = frame.depth_mm, table.to_camera, frame.intrinsics
     order = sorted(range(len(pieces)), key=lambda i: -fits[i].n_points)
+    low = foot_points(heights) if classifier is not None else None
     for i in order:
         base = pieces[i]
         if base.axis[2] < UPRIGHT_COS:
@@ -433,12 +503,13 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         pts, px = P[sel], pix[sel]
         near = around(base, pieces, pts)
         scored = scored_candidates(base, pieces, near, next_piece_id(pieces))
+        base_foot = foot(low, base, pieces) if low is not None else None
         added = None
         if classifier is not None and scored and scored[0].gain >= TOWER_GAIN_POINTS:
             added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, colors,
-                         frame, table, heights, classifier)
+                         frame, table, heights, classifier, base_foot)
         if added is None and classifier is not None:
-            added = _color_tower(scored, base, pieces, near, px, colors, depth, to_cam, intr)
+            added = _color_tower(scored, base, pieces, near, px, colors, depth, to_cam, intr, base_foot)
             if added is not None:  # without the lower piece, the upper one stands where it was fitted
                 doubts.append({"kind": "absent", "piece": added.candidate.added.id,
                                "confidence": round(added.reading.p, 3), "why": "band", "then": [base.to_dict()]})
@@ -454,7 +525,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         doubts += _band_class_doubts(piece, reading)
         lower = best.moved
         if best.where == "on":  # the fitted piece is the lower one now: its box read the upper one's colour
-            got = _band_color(colors, _under_rim(lower, piece, pts), px)
+            got, _ = _lower_color(colors, px[_under_rim(lower, piece, pts)], _foot_pixels(lower, piece, base_foot))
             if got is not None:
                 lower = replace(lower, color=got.color)
                 doubts += _band_class_doubts(lower, got)
@@ -492,8 +563,8 @@ def one_larger(lower: Piece, upper: Piece) -> Piece | None:
     return set_down(replace(lower, size="large"))
 
 
-def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, frame, table, heights, classifier
-         ) -> Addition | None:
+def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, frame, table, heights, classifier,
+         low: Foot | None = None) -> Addition | None:
     """The neighbour to add, or None when no candidate is within the free-space limit or the
     classifier does not read a pyramid there. The colour is the band's own (the colour model)
     where that reads BAND_MIN_PX pixels BAND_P surely, else the classifier's (no runner-up then:
@@ -506,7 +577,7 @@ def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, f
     color, p_color = v.color() if v is not None else (None, 0.0)
     if color is None or p_color < MIN_CLASS_P:
         return None
-    band = _band_color(colors, _band_points(best, pieces, base, pts), px)
+    band, _ = _lower_color(colors, *_band_pixels(best, pieces, base, pts, px, low))
     return Addition(best, band if band is not None else ColorReading(color, p_color, color, 0.0), box, v)
 
 
