@@ -336,7 +336,7 @@ def test_a_same_size_towers_band_is_read_down_to_its_foot(monkeypatch):
     assert towers._color_tower(scored, base, [base], near, pix, reads, None, None, None) is None
     foot = _foot_of(base, [base], _band_up_an_edge(lower, 1.6, 2.4, 10))
     assert len(foot.pts) == 10
-    got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, foot)
+    got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, lambda: foot)
     assert got is not None and got.candidate.added.color == "yellow"
     assert got.box[2] > 1000  # the box the band shows in holds the foot's pixels
 
@@ -390,9 +390,9 @@ def test_a_foot_that_reads_as_the_table_round_it_is_no_reading(monkeypatch):
     monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
     base, scored, near, pix, foot = _thin_band_and_foot(towers.BAND_MIN_PX - 3)
     red_table = _BandReads("red", 0.9, table="red")
-    assert towers._color_tower(scored, base, [base], near, pix, red_table, None, None, None, foot) is None
+    assert towers._color_tower(scored, base, [base], near, pix, red_table, None, None, None, lambda: foot) is None
     white_table = _BandReads("red", 0.9, table="white")
-    got = towers._color_tower(scored, base, [base], near, pix, white_table, None, None, None, foot)
+    got = towers._color_tower(scored, base, [base], near, pix, white_table, None, None, None, lambda: foot)
     assert got is not None and got.reading.color == "red"
 
 
@@ -404,10 +404,10 @@ def test_a_band_thick_enough_to_read_is_read_without_its_foot(monkeypatch):
     monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
     reads = _BandReads("yellow", 0.9, foot_reads="red")
     base, scored, near, pix, foot = _thin_band_and_foot(towers.BAND_MIN_PX)
-    got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, foot)
+    got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, lambda: foot)
     assert got.reading.color == "yellow" and got.box[2] < 1000
     base, scored, near, pix, foot = _thin_band_and_foot(towers.BAND_MIN_PX - 1)
-    got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, foot)
+    got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, lambda: foot)
     assert got.reading.color == "red" and got.box[2] > 1000
 
 

@@ -29,7 +29,8 @@ to read, the band's points from 1.5 mm up (its foot) are read with it.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import cache
 from typing import NamedTuple
 from dataclasses import dataclass, replace
 
@@ -290,10 +291,10 @@ def _band_points(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray
 
 
 def _band_pixels(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray, pix: np.ndarray,
-                 low: Foot | None) -> tuple[np.ndarray, np.ndarray]:
+                 low: FootSource) -> tuple[np.ndarray, Callable[[], np.ndarray]]:
     """The added piece's pixels whose colour is its own, and (a lower piece's) its foot's."""
     band = pix[_band_points(c, pieces, base, pts)]
-    return band, (_foot_pixels(c.added, c.moved, low) if c.where == "under" else band[:0])
+    return band, ((lambda: _foot_pixels(c.added, c.moved, low())) if c.where == "under" else (lambda: band[:0]))
 
 
 def _band_color(colors: FrameColors, pixels: np.ndarray, min_p: float = BAND_P) -> ColorReading | None:
@@ -319,6 +320,9 @@ class Foot:
     others: np.ndarray
 
 
+FootSource = Callable[[], "Foot | None"]  # a base's Foot, worked out on first call
+
+
 def foot(low: PointsUp, base: Piece, pieces: list[Piece]) -> Foot:
     """Base's `Foot`, from the frame's `foot_points`."""
     sel = _near_axis(low.x, low.y, low.points, base.origin)
@@ -336,7 +340,7 @@ def _foot_pixels(lower: Piece, upper: Piece, low: Foot | None) -> np.ndarray:
     return low.pix[_under_rim(lower, upper, low.pts) & (np.abs(low.others) >= INLIER_MM)]
 
 
-def _lower_color(colors: FrameColors, band: np.ndarray, foot_px: np.ndarray, min_p: float = BAND_P
+def _lower_color(colors: FrameColors, band: np.ndarray, foot_px: Callable[[], np.ndarray], min_p: float = BAND_P
                  ) -> tuple[ColorReading | None, np.ndarray]:
     """A lower piece's band read (`_band_color`), and the pixels the reading rests on; only where
     the band is too thin to read (under BAND_MIN_PX pixels), read with its foot. Why not always:
@@ -344,10 +348,10 @@ def _lower_color(colors: FrameColors, band: np.ndarray, foot_px: np.ndarray, min
     band alone read right they changed it (tuning 930046: a red large's read black, 930028 a red
     one yellow). Where the foot is read, a reading that the table round it reads as too is no
     reading: depth noise lifts table pixels into the foot (tuning 920030: a yellow band on a red
-    table read red)."""
-    if len(band) >= BAND_MIN_PX or not len(foot_px):
+    table read red). `foot_px` is called only where the band is too thin."""
+    if len(band) >= BAND_MIN_PX or not len(foot := foot_px()):
         return _band_color(colors, band, min_p), band
-    both = np.concatenate([band, foot_px])
+    both = np.concatenate([band, foot])
     got = _band_color(colors, both, min_p)
     return (None, both) if got is not None and colors.like_table(got, pixel_box(both)) else (got, both)
 
@@ -390,7 +394,7 @@ def _color_tower_candidate(scored: list[Candidate], base: Piece, on_table: bool,
 
 
 def _color_tower(scored: list[Candidate], base: Piece, pieces, near: Around, pix, colors: FrameColors, depth_mm,
-                 to_cam, intr, low: Foot | None = None) -> Addition | None:
+                 to_cam, intr, low: FootSource = lambda: None) -> Addition | None:
     """The same-size piece under `base` that depth left in doubt, when its band shows another
     colour surely (BAND_MIN_PX; BAND_P, or GROUNDED_BAND_P under a piece on the table); no verdict
     (the classifier did not find it). `near`: the depth round base's axis, as the scene explains it."""
@@ -401,7 +405,7 @@ def _color_tower(scored: list[Candidate], base: Piece, pieces, near: Around, pix
     band = _band_points(c, pieces, base, near.pts)
     if on_table:  # the band alone decides there: none of its pixels may be another piece's
         band &= np.abs(near.others) >= INLIER_MM
-    got, shows = _lower_color(colors, pix[band], _foot_pixels(c.added, c.moved, low),
+    got, shows = _lower_color(colors, pix[band], lambda: _foot_pixels(c.added, c.moved, low()),
                               GROUNDED_BAND_P if on_table else BAND_P)
     if got is None or got.color == base.color:
         return None
@@ -492,7 +496,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
     doubts: list[dict] = []
     depth, to_cam, intr = frame.depth_mm, table.to_camera, frame.intrinsics
     order = sorted(range(len(pieces)), key=lambda i: -fits[i].n_points)
-    low = foot_points(heights) if classifier is not None else None
+    low = cache(lambda: foot_points(heights))  # worked out where a band first needs it
     for i in order:
         base = pieces[i]
         if base.axis[2] < UPRIGHT_COS:
@@ -503,7 +507,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         pts, px = P[sel], pix[sel]
         near = around(base, pieces, pts)
         scored = scored_candidates(base, pieces, near, next_piece_id(pieces))
-        base_foot = foot(low, base, pieces) if low is not None else None
+        base_foot = cache(lambda: foot(low(), base, pieces))
         added = None
         if classifier is not None and scored and scored[0].gain >= TOWER_GAIN_POINTS:
             added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, colors,
@@ -525,7 +529,8 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         doubts += _band_class_doubts(piece, reading)
         lower = best.moved
         if best.where == "on":  # the fitted piece is the lower one now: its box read the upper one's colour
-            got, _ = _lower_color(colors, px[_under_rim(lower, piece, pts)], _foot_pixels(lower, piece, base_foot))
+            got, _ = _lower_color(colors, px[_under_rim(lower, piece, pts)],
+                                  lambda: _foot_pixels(lower, piece, base_foot()))
             if got is not None:
                 lower = replace(lower, color=got.color)
                 doubts += _band_class_doubts(lower, got)
@@ -564,7 +569,7 @@ def one_larger(lower: Piece, upper: Piece) -> Piece | None:
 
 
 def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, frame, table, heights, classifier,
-         low: Foot | None = None) -> Addition | None:
+         low: FootSource = lambda: None) -> Addition | None:
     """The neighbour to add, or None when no candidate is within the free-space limit or the
     classifier does not read a pyramid there. The colour is the band's own (the colour model)
     where that reads BAND_MIN_PX pixels BAND_P surely, else the classifier's (no runner-up then:
