@@ -381,6 +381,23 @@ def _thin_band_and_foot(n_band: int):
     return base, scored, towers.around(base, [base], above), pix, foot
 
 
+def test_a_foot_keeps_clear_of_every_other_piece():
+    """The bundled recording: beside the tower's yellow medium, whose band showed one pixel, the
+    red large's foot, a few millimetres off its fitted faces, read as a red piece under it. A
+    foot point FOOT_CLEAR_MM from another piece may be that piece's."""
+    import vision.towers as towers
+    from vision.pose import signed_distances
+
+    base, scored, _ = _same_size_tower_read_as_one(0.0, -150)
+    lower, upper = scored[0].added, scored[0].moved
+    pts = _band_up_an_edge(lower, 1.6, 2.4, 10)
+    near = towers.replace(lower, id="p9", color="red", position=tuple(lower.origin + [3.0, 3.0, 0.0]))
+    d = np.abs(signed_distances(near, pts))
+    assert (d < towers.FOOT_CLEAR_MM).any() and (d >= towers.INLIER_MM).all()  # within reach, not on its faces
+    kept = towers._foot_pixels(lower, upper, _foot_of(base, [base, near], pts))
+    assert len(kept) == int((d >= towers.FOOT_CLEAR_MM).sum()) < 10
+
+
 def test_a_foot_that_reads_as_the_table_round_it_is_no_reading(monkeypatch):
     """Depth noise lifts table pixels into the foot: tuning 920030, a yellow medium's band under
     a red medium on a red table read red with its foot, and the yellow piece no rule could see

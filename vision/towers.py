@@ -83,6 +83,9 @@ GROUNDED_BAND_P = 0.5  # under a piece fitted on the table (tuning sets, no gain
 # out: 0.8 found 24 true towers and 1 false one, 0.5 found 26 and 1; 3 and 4 with the lower piece's colour wrong)
 UP_MM = 2.5  # the towers stage's depth: points this far above the table
 FOOT_FLOOR_MM = 1.5  # a lower piece's band: its points this high too (the colour model's table is under 1.5 mm)
+FOOT_CLEAR_MM = 6.0  # ... this far from any other piece (the lying stage's BORROWED_MM): a neighbour's foot
+# is where its fit is least sure (the bundled recording: a red large's foot read as a red piece under the
+# tower's yellow medium, whose band read 1 pixel)
 BAND_DOUBT_P = 0.02  # a band's runner-up colour this likely is a class doubt: a few pixels are read less
 # surely than a crop (the classifier's CLASS_DOUBT_P is 0.05; a blue band in shadow read black 0.95, blue 0.04)
 
@@ -334,10 +337,10 @@ def foot(low: PointsUp, base: Piece, pieces: list[Piece]) -> Foot:
 
 def _foot_pixels(lower: Piece, upper: Piece, low: Foot | None) -> np.ndarray:
     """The pixels of a lower piece's band under UP_MM: where it stands on the table, its points
-    in `low` under the upper one's rim that no other piece explains."""
+    in `low` under the upper one's rim and FOOT_CLEAR_MM clear of every other piece."""
     if low is None or not _on_the_table(lower) or len(low.pts) == 0:
         return low.pix[:0] if low is not None else np.zeros((0, 2), np.int64)
-    return low.pix[_under_rim(lower, upper, low.pts) & (np.abs(low.others) >= INLIER_MM)]
+    return low.pix[_under_rim(lower, upper, low.pts) & (np.abs(low.others) >= FOOT_CLEAR_MM)]
 
 
 def _lower_color(colors: FrameColors, band: np.ndarray, foot_px: Callable[[], np.ndarray], min_p: float = BAND_P
