@@ -339,7 +339,7 @@ def _foot_pixels(lower: Piece, upper: Piece, low: Foot | None) -> np.ndarray:
     """The pixels of a lower piece's band under UP_MM: where it stands on the table, its points
     in `low` under the upper one's rim and FOOT_CLEAR_MM clear of every other piece."""
     if low is None or not _on_the_table(lower) or len(low.pts) == 0:
-        return low.pix[:0] if low is not None else np.zeros((0, 2), np.int64)
+        return np.zeros((0, 2), np.int64)
     return low.pix[_under_rim(lower, upper, low.pts) & (np.abs(low.others) >= FOOT_CLEAR_MM)]
 
 
@@ -400,7 +400,8 @@ def _color_tower(scored: list[Candidate], base: Piece, pieces, near: Around, pix
                  to_cam, intr, low: FootSource = lambda: None) -> Addition | None:
     """The same-size piece under `base` that depth left in doubt, when its band shows another
     colour surely (BAND_MIN_PX; BAND_P, or GROUNDED_BAND_P under a piece on the table); no verdict
-    (the classifier did not find it). `near`: the depth round base's axis, as the scene explains it."""
+    (the classifier did not find it). `near`: the depth round base's axis, as the scene explains it;
+    `low`: base's foot, read where the band is too thin (`_lower_color`)."""
     on_table = _on_the_table(base)
     c = _color_tower_candidate(scored, base, on_table, depth_mm, to_cam, intr)
     if c is None:
@@ -510,7 +511,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         pts, px = P[sel], pix[sel]
         near = around(base, pieces, pts)
         scored = scored_candidates(base, pieces, near, next_piece_id(pieces))
-        base_foot = cache(lambda: foot(low(), base, pieces))
+        base_foot = cache(lambda base=base: foot(low(), base, pieces))  # bound now: called in this round only
         added = None
         if classifier is not None and scored and scored[0].gain >= TOWER_GAIN_POINTS:
             added = _add(valid_candidates(scored, base, depth, to_cam, intr), pieces, base, pts, px, colors,
