@@ -215,6 +215,26 @@ def test_a_lone_large_piece_is_no_tower_of_smaller_ones(seed):
     assert doubts_of(res, "tower") == []
 
 
+@pytest.fixture
+def free_space_ok(monkeypatch):
+    """Every candidate within the free-space limit (the towers stage's `_with_free_space`), for
+    tests of what the band decides."""
+    import vision.towers as towers
+
+    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
+
+
+def _band_up_an_edge(lower, z0: float, z1: float, n: int) -> np.ndarray:
+    """n points up one edge of `lower`, from z0 to z1 mm above its base."""
+    corner, tip = lower.vertices[0], lower.vertices[4]
+    return corner + np.linspace(z0, z1, n)[:, None] / (tip - corner)[2] * (tip - corner)
+
+
+def _one_pixel_each(pts: np.ndarray) -> np.ndarray:
+    """A pixel (row, column) of its own for each point."""
+    return np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
+
+
 class _BandReads:
     """A frame's colour model that reads every band as one colour, this surely, on a table of
     `table` colour; or, given `foot_reads`, a band with any pixel from column 1000 on (a foot's,
@@ -244,9 +264,7 @@ def _same_size_tower_read_as_one(base_z: float, gain: int):
     lower, upper = tower([Spec("p2", "yellow", "large"), Spec("p1", "black", "large")], (0, 0), 0)
     if base_z > 0:  # the pair stands on something: lift both
         lower, upper = (_at(q, q.origin + np.array([0.0, 0.0, base_z])) for q in (lower, upper))
-    corner, tip = lower.vertices[0], lower.vertices[4]
-    pts = corner + np.linspace(0.0, 4.0 / (tip - corner)[2], 20)[:, None] * (tip - corner)  # up the band
-    return base, [Candidate("under", lower, upper, gain)], pts
+    return base, [Candidate("under", lower, upper, gain)], _band_up_an_edge(lower, 0.0, 4.0, 20)  # up the band
 
 
 @pytest.mark.parametrize("base_z, gain, p, found", [
@@ -258,15 +276,14 @@ def _same_size_tower_read_as_one(base_z: float, gain: int):
     (30.0, 5, 0.9, True),
 ], ids=["table-low-gain", "table-unsure-band", "table-too-unsure", "raised-low-gain", "raised-unsure-band",
         "raised-sure"])
-def test_a_same_size_tower_on_the_table_rests_on_its_bands_colour_alone(monkeypatch, base_z, gain, p, found):
+def test_a_same_size_tower_on_the_table_rests_on_its_bands_colour_alone(free_space_ok, base_z, gain, p, found):
     """Issue 6, item 3: towers of one size read as one piece. Under a piece on the table the band
     can only be the lower piece's or the fitted piece's own foot, so its colour decides there
     even where depth prefers one piece; under a raised piece depth's floor still applies."""
     import vision.towers as towers
 
-    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
     base, scored, pts = _same_size_tower_read_as_one(base_z, gain)
-    pix = np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
+    pix = _one_pixel_each(pts)
     got = towers._color_tower(scored, base, [base], towers.around(base, [base], pts), pix, _BandReads("yellow", p),
                               None, None, None)
     assert (got is not None) == found
@@ -282,20 +299,19 @@ def test_a_tower_on_the_table_whose_band_is_in_free_space_is_not_found(monkeypat
     monkeypatch.setattr(towers, "_with_free_space",
                         lambda c, *a: towers.replace(c, free_space=towers.STACKED_FREE_SPACE + 0.05))
     base, scored, pts = _same_size_tower_read_as_one(0.0, -150)
-    pix = np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
+    pix = _one_pixel_each(pts)
     assert towers._color_tower(scored, base, [base], towers.around(base, [base], pts), pix, _BandReads("yellow", 0.99),
                                None, None, None) is None
 
 
-def test_a_band_on_the_table_that_another_piece_explains_finds_no_tower(monkeypatch):
+def test_a_band_on_the_table_that_another_piece_explains_finds_no_tower(free_space_ok):
     """The bundled recording's middle piece of three, boxed alone, was fitted standing inside the
     red large under it: the band its tower would have was the large's own red faces. On the table
     the band alone decides, so a pixel another fitted piece explains is no part of it."""
     import vision.towers as towers
 
-    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
     base, scored, pts = _same_size_tower_read_as_one(0.0, -150)
-    pix = np.stack([np.arange(len(pts)), np.arange(len(pts))], axis=1)
+    pix = _one_pixel_each(pts)
     around = towers.replace(scored[0].added, id="p9", color="red")  # its faces through the band's points
     reads = _BandReads("red", 0.99)
     assert towers._color_tower(scored, base, [base, around], towers.around(base, [base, around], pts), pix, reads,
@@ -314,23 +330,17 @@ def _foot_of(base, pieces, pts: np.ndarray, first_pixel: int = 1000):
     return towers.foot(towers.PointsUp(low, pix, low[:, 0].copy(), low[:, 1].copy()), base, pieces)
 
 
-def _band_up_an_edge(lower, z0: float, z1: float, n: int) -> np.ndarray:
-    corner, tip = lower.vertices[0], lower.vertices[4]
-    return corner + np.linspace(z0, z1, n)[:, None] / (tip - corner)[2] * (tip - corner)
-
-
-def test_a_same_size_towers_band_is_read_down_to_its_foot(monkeypatch):
+def test_a_same_size_towers_band_is_read_down_to_its_foot(free_space_ok):
     """Held-out and tuning tables alike: most of a lower piece's 5.5 mm band lies under the
     2.5 mm the towers stage looks above (tuning 900025: 5 of 47 pixels above it, so a blue large
     under a green large was never read, and the pair read as one green large). Its points from
     1.5 mm up count as the band too."""
     import vision.towers as towers
 
-    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
     base, scored, _ = _same_size_tower_read_as_one(0.0, -150)
     lower = scored[0].added
     above = _band_up_an_edge(lower, 2.6, 4.0, towers.BAND_MIN_PX - 3)  # too few to read alone
-    pix = np.stack([np.arange(len(above)), np.arange(len(above))], axis=1)
+    pix = _one_pixel_each(above)
     near = towers.around(base, [base], above)
     reads = _BandReads("yellow", 0.9)
     assert towers._color_tower(scored, base, [base], near, pix, reads, None, None, None) is None
@@ -376,7 +386,7 @@ def _thin_band_and_foot(n_band: int):
     base, scored, _ = _same_size_tower_read_as_one(0.0, -150)
     lower = scored[0].added
     above = _band_up_an_edge(lower, 2.6, 4.0, n_band)
-    pix = np.stack([np.arange(len(above)), np.arange(len(above))], axis=1)
+    pix = _one_pixel_each(above)
     foot = _foot_of(base, [base], _band_up_an_edge(lower, 1.6, 2.4, 10))
     return base, scored, towers.around(base, [base], above), pix, foot
 
@@ -398,13 +408,12 @@ def test_a_foot_keeps_clear_of_every_other_piece():
     assert len(kept) == int((d >= towers.FOOT_CLEAR_MM).sum()) < 10
 
 
-def test_a_foot_that_reads_as_the_table_round_it_is_no_reading(monkeypatch):
+def test_a_foot_that_reads_as_the_table_round_it_is_no_reading(free_space_ok):
     """Depth noise lifts table pixels into the foot: tuning 920030, a yellow medium's band under
     a red medium on a red table read red with its foot, and the yellow piece no rule could see
     was gone unflagged."""
     import vision.towers as towers
 
-    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
     base, scored, near, pix, foot = _thin_band_and_foot(towers.BAND_MIN_PX - 3)
     red_table = _BandReads("red", 0.9, table="red")
     assert towers._color_tower(scored, base, [base], near, pix, red_table, None, None, None, lambda: foot) is None
@@ -413,12 +422,11 @@ def test_a_foot_that_reads_as_the_table_round_it_is_no_reading(monkeypatch):
     assert got is not None and got.reading.color == "red"
 
 
-def test_a_band_thick_enough_to_read_is_read_without_its_foot(monkeypatch):
+def test_a_band_thick_enough_to_read_is_read_without_its_foot(free_space_ok):
     """Tuning 930046 and 930028: a red large's band read right alone, and with its foot (shadow,
     the table's edge, the piece's own dark base) black and yellow."""
     import vision.towers as towers
 
-    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=0.1))
     reads = _BandReads("yellow", 0.9, foot_reads="red")
     base, scored, near, pix, foot = _thin_band_and_foot(towers.BAND_MIN_PX)
     got = towers._color_tower(scored, base, [base], near, pix, reads, None, None, None, lambda: foot)

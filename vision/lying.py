@@ -71,8 +71,9 @@ def _read(colors: FrameColors, own: np.ndarray, pix: np.ndarray) -> ColorReading
     """The towers stage's band reading of the neighbour's own pixels (`towers._band_color`:
     BAND_MIN_PX pixels, BAND_P surely), where the table round them does not read as that colour
     (`FrameColors.like_table`)."""
-    got = _band_color(colors, pix[own])
-    return None if got is None or colors.like_table(got, pixel_box(pix[own])) else got
+    px = pix[own]
+    got = _band_color(colors, px)
+    return None if got is None or colors.like_table(got, pixel_box(px)) else got
 
 
 def _borrowed(color: str, own: np.ndarray, p: Piece, pieces: list[Piece]) -> bool:

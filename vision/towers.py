@@ -182,11 +182,16 @@ class Around:
         return int(np.count_nonzero(after)) - self.n_before
 
 
+def _near_pieces(base: Piece, pieces: list[Piece]) -> list[Piece]:
+    """The other pieces whose solids can reach the depth round base's axis (NEAR_MM, and 30 mm
+    for their own reach)."""
+    return [q for q in pieces if q.id != base.id and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30]
+
+
 def around(base: Piece, pieces: list[Piece], pts: np.ndarray) -> Around:
     """`pts` (the depth round base's axis) as the scene explains it, computed once per piece for
     every candidate and tower tried there."""
-    others = union_distance([q for q in pieces if q.id != base.id
-                        and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30], pts)
+    others = union_distance(_near_pieces(base, pieces), pts)
     with_base = np.minimum(others, signed_distances(base, pts))
     return Around(pts, others, with_base, int(np.count_nonzero(np.abs(with_base) < INLIER_MM)))
 
@@ -330,9 +335,7 @@ def foot(low: PointsUp, base: Piece, pieces: list[Piece]) -> Foot:
     """Base's `Foot`, from the frame's `foot_points`."""
     sel = _near_axis(low.x, low.y, low.points, base.origin)
     pts = low.points[sel]
-    others = union_distance([q for q in pieces if q.id != base.id
-                             and np.linalg.norm(q.origin[:2] - base.origin[:2]) < NEAR_MM + 30], pts)
-    return Foot(pts, low.pixels[sel], others)
+    return Foot(pts, low.pixels[sel], union_distance(_near_pieces(base, pieces), pts))
 
 
 def _foot_pixels(lower: Piece, upper: Piece, low: Foot | None) -> np.ndarray:
