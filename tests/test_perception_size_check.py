@@ -1,6 +1,7 @@
 """Issue 6, items 2 and 3: a piece the classifier reads as torn towards a smaller size of its
 colour is sized by depth (vision/size_check.py); a surely read piece, or one torn towards a
-larger size, keeps the classifier's size."""
+larger size, keeps the classifier's size. A piece the picture's edge cuts may be made larger by
+depth, never smaller."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -21,24 +22,27 @@ def _verdict(read_as: str, p: float, runner_up: str, q: float):
     return Verdict(CLASS_ID[read_as], p, CLASS_ID[runner_up], q)
 
 
+AT_THE_EDGE_MM = 305.0  # x of a piece the picture's right edge cuts (a large shows 421 of its ~760 pixels)
+
+
 @cache
-def _rendered(size: str):
-    """One black piece of this size standing alone, and the frame's height map."""
+def _rendered(size: str, x: float = 0.0):
+    """One black piece of this size standing alone at (x, 0), and the frame's height map."""
     from calibration.plane import height_map
 
-    truth = upright(Spec("a", "black", size), (0.0, 0.0), 30)
+    truth = upright(Spec("a", "black", size), (x, 0.0), 30)
     r, frame, cal = render_table([truth])
     return truth, r, frame, cal, height_map(frame, cal)
 
 
-def _checked(truth_size: str, read_size: str, verdict):
+def _checked(truth_size: str, read_size: str, verdict, x: float = 0.0):
     """check_sizes on the piece read as `read_size` (at the truth's base: where a fit of the
     wrong size would put it), with this verdict on its box."""
     from vision.pose import PieceFit, PoseConfig
     from vision.size_check import check_sizes
     from zendo.scene import Scene
 
-    truth, r, frame, cal, heights = _rendered(truth_size)
+    truth, r, frame, cal, heights = _rendered(truth_size, x)
     seen = replace(truth, size=read_size)
     fits = [PieceFit(seen, 3.0, 300, 0.1, "upright", 0.9, 0)]
     det = one_box(r, {"a"}, f"black_{read_size}")
@@ -87,6 +91,32 @@ def test_a_size_that_fits_only_hovering_above_the_table_is_not_taken(monkeypatch
 
     monkeypatch.setattr(size_check, "choose_size", hovering)
     piece, fit = _checked("medium", "large", _verdict("black_large", 0.5, "black_medium", 0.4))
+    assert piece.size == "large" and fit.other_size is None
+
+
+def test_a_piece_the_pictures_edge_cuts_read_too_small_takes_the_larger_size_depth_measures():
+    """The crop holds part of the piece, and the part of a large piece in view looks like a
+    medium whole; depth measures the part in view in millimetres (its tip stands 44.5 mm up)."""
+    from vision.detect import cut_by_edge
+
+    r = _rendered("large", AT_THE_EDGE_MM)[1]
+    assert cut_by_edge(next(o.box for o in r.objects if o.id == "a"), r.color.shape[:2])
+    piece, fit = _checked("large", "medium", _verdict("black_medium", 0.95, "black_small", 0.03), AT_THE_EDGE_MM)
+    assert piece.size == "large" and fit.other_size == "medium"
+
+
+def test_a_piece_in_full_view_read_surely_keeps_its_size_where_depth_measures_larger():
+    piece, fit = _checked("large", "medium", _verdict("black_medium", 0.95, "black_small", 0.03))
+    assert piece.size == "medium" and fit.other_size is None
+
+
+def test_a_piece_the_pictures_edge_cuts_is_never_made_smaller_by_depth(monkeypatch):
+    """Beyond the edge no camera saw through, so nothing in depth speaks against the larger
+    size there: a smaller size that explains the part in view is the cut's own illusion."""
+    from vision import size_check
+
+    monkeypatch.setattr(size_check, "choose_size", lambda size, R, t, *a: ("medium", R, t, 0.0, 0.0))
+    piece, fit = _checked("large", "large", _verdict("black_large", 0.95, "black_medium", 0.03), AT_THE_EDGE_MM)
     assert piece.size == "large" and fit.other_size is None
 
 

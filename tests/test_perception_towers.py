@@ -291,6 +291,23 @@ def test_a_same_size_tower_on_the_table_rests_on_its_bands_colour_alone(free_spa
         assert got.candidate.added.color == "yellow" and got.reading.color == "yellow"
 
 
+def test_under_a_raised_piece_the_band_decides_for_the_size_that_gains_most(free_space_ok):
+    """A green small on a yellow medium on a yellow large's tip, read as the large and the small:
+    the piece under the small rests on the large's tip, which sets each size's height, so depth's
+    gain tells a medium there from a small one (tuning 900047: 21 points against 3; the small was
+    added while only the fitted piece's own size was tried)."""
+    import vision.towers as towers
+    from vision.towers import Candidate
+
+    large, medium, small = tower([Spec("a", "yellow", "large"), Spec("b", "yellow", "medium"),
+                                  Spec("c", "green", "small")], (0, 0), 0)
+    small_there = towers._at(small, large.origin + np.array([0.0, 0.0, rest_offset("large", "small")]), pid="b")
+    lifted = towers._at(small, small_there.origin + np.array([0.0, 0.0, rest_offset("small", "small")]))
+    scored = [Candidate("under", medium, small, 21), Candidate("under", small_there, lifted, 3)]
+    got = towers._color_tower_candidate(scored, small, False, None, None, None)
+    assert got is not None and got.added.size == "medium" and got.moved == small
+
+
 def test_a_tower_on_the_table_whose_band_is_in_free_space_is_not_found(monkeypatch):
     """Without the gain floor, the free-space limit is what keeps a lower piece out where the
     camera saw through its place."""
@@ -496,3 +513,28 @@ def test_two_small_pieces_lying_one_in_the_other_raise_a_stacked_doubt():
 def test_a_small_piece_lying_alone_gets_no_stacked_doubt():
     res = _lying_small(False, 7)
     assert len(res.scene.pieces) == 1 and doubts_of(res, "stacked") == []
+
+
+def test_a_leaning_fit_of_a_straight_tower_is_tried_standing_upright():
+    """A lone fit of a tower sits between its pieces and may lean (tuning 920026: a black medium
+    on a green one on a red large's tip, fitted between the mediums leaning 6 degrees). The
+    piece under it is tried about the upright axis too, where it stands, and explains the depth
+    about as well as the leaning fit (STACKED_MIN_GAIN): its band's colour can then decide."""
+    from calibration.plane import height_map
+    from vision.towers import STACKED_MIN_GAIN, _near_axis, around, points_up, scored_candidates
+    from zendo.geometry import rotation_between
+
+    a, b, c = truth = tower([Spec("a", "red", "large"), Spec("b", "green", "medium"), Spec("c", "black", "medium")],
+                            (0, 0), 20)
+    r, frame, cal = render_table(truth)
+    up = points_up(height_map(frame, cal))
+    lean = rotation_between(np.array([0.0, 0.0, 1.0]), np.array([np.sin(np.radians(6)), 0.0, np.cos(np.radians(6))]))
+    middle = (b.origin + c.origin) / 2
+    fitted = c.moved(lean, middle - lean @ c.origin)
+    pts = up.points[_near_axis(up.x, up.y, up.points, fitted.origin)]
+    under = [x for x in scored_candidates(fitted, [a, fitted], around(fitted, [a, fitted], pts), "n")
+             if x.where == "under" and x.added.size == "medium"]
+    best = max(under, key=lambda x: x.gain)
+    assert best.gain >= STACKED_MIN_GAIN
+    assert np.linalg.norm(best.added.origin - b.origin) < 1.0 and best.added.axis[2] > np.cos(np.radians(0.5))
+    assert np.linalg.norm(best.moved.origin - c.origin) < 1.0

@@ -31,6 +31,17 @@ FONT_CANDIDATES = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
                    "/usr/share/fonts/dejavu/DejaVuSans.ttf")
 
 
+EDGE_PX = 3  # a box this near the picture's edge is cut by it
+
+
+def cut_by_edge(box, shape: tuple[int, int], margin: int = EDGE_PX) -> bool:
+    """Whether a box (x0, y0, x1, y1) comes within `margin` pixels of the edge of a picture of
+    `shape` (rows, columns): the picture then shows only part of what it holds."""
+    x0, y0, x1, y1 = (float(v) for v in box)
+    h, w = shape
+    return x0 <= margin or y0 <= margin or x1 + 1 >= w - margin or y1 + 1 >= h - margin
+
+
 class DetectorError(RuntimeError):
     """The detector cannot run (missing weights, broken file); the message is one line."""
 

@@ -48,7 +48,7 @@ from zendo.shapes import near_pairs, shell_distance
 from .classes import PYRAMID_CLASSES
 from .classify import STONE_TALL_MM
 from .colors import TABLE_MM
-from .detect import Detections, share_inside
+from .detect import EDGE_PX, Detections, cut_by_edge, share_inside
 from .pose import ON_TABLE_MM, signed_distances
 from .rest import lies_on_table
 
@@ -57,7 +57,6 @@ ABSENT_CONF = 0.35
 MISSED_HEIGHT_MM = 5.0  # depth this far above the table is something standing there
 MISSED_MIN_PX = 40  # a blob this big could be a piece (the smallest visible piece shows ~60 px)
 MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part inside it
-EDGE_PX = 3
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 ORIENT_ALT_P = 0.2
 FEW_POINTS = 100  # a piece fitted from fewer depth points of its own is loose in pose: see `orientation_doubts`
@@ -113,8 +112,7 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dic
     for f in fits:
         if not 0 <= f.detection < len(detections):
             continue
-        x0, y0, x1, y1 = (float(v) for v in detections.xyxy[f.detection])
-        if not _at_edge(x0, y0, x1 - x0 + 1, y1 - y0 + 1, shape, EDGE_PX):
+        if not cut_by_edge(detections.xyxy[f.detection], shape):
             continue
         p = f.piece
         for size in SIZES[SIZES.index(p.size) + 1:]:

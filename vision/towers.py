@@ -38,6 +38,7 @@ import numpy as np
 
 from zendo.build import rest_offset
 from zendo.doubts import set_down, stacked_as
+from zendo.geometry import rotation_between
 from zendo.pieces import RAINBOW_COLORS, SIZES
 from zendo.relations import RelationsConfig
 from zendo.scene import Piece, Scene
@@ -57,6 +58,7 @@ from .pose import (
 from .rest import lies_on_table
 
 UPRIGHT_COS = np.cos(np.radians(15))  # only (near) upright pieces stack coaxially
+LEVEL_COS = np.cos(np.radians(1))  # a fit leaning more than this is also tried upright (`candidates`)
 NEAR_MM = 22.0  # points this close (in x, y) to a piece's axis are its tower's
 INLIER_MM = 1.5  # a point this close to a solid's surface is explained by it
 TOWER_GAIN_POINTS = 25  # the tower must explain this many more points than the piece alone
@@ -133,8 +135,26 @@ def _support(p: Piece, pieces: list[Piece]) -> Piece | None:
 
 
 def candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidate]:
-    """Every coaxial neighbour `p` could have that no fitted piece already is. Single fits of a
-    tower sit between its pieces, so each is also tried a few millimetres up and down."""
+    """Every coaxial neighbour `p` could have that no fitted piece already is, about p's fitted
+    axis and, where the fit leans more than LEVEL_COS, about the upright one too. Why: a lone
+    fit of a tower leans where the tower stands straight (tuning 920026: a black medium on a
+    green one on a red large's tip, fitted between the two mediums and leaning 6 degrees; the
+    green one under it explained 257 points fewer than the lone fit about its axis, 2 more
+    upright)."""
+    yield from _candidates(p, pieces, new_id)
+    if p.axis[2] < LEVEL_COS:
+        yield from _candidates(stood_up(p), pieces, new_id)
+
+
+def stood_up(p: Piece) -> Piece:
+    """The piece turned about its origin until its axis points straight up."""
+    turn = rotation_between(p.axis, np.array([0.0, 0.0, 1.0]))
+    return p.moved(turn, p.origin - turn @ p.origin)
+
+
+def _candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidate]:
+    """`candidates` about p's own axis. Single fits of a tower sit between its pieces, so each
+    is also tried a few millimetres up and down."""
     axis = p.axis
     grounded = _on_the_table(p)
     support = None if grounded else _support(p, pieces)
@@ -254,10 +274,11 @@ def valid_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, int
     return out
 
 
-def _stacked_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr) -> Iterator[Candidate]:
-    """The same-size neighbours depth cannot rule out, best first."""
+def _stacked_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr, any_size: bool = False
+                        ) -> Iterator[Candidate]:
+    """The neighbours of base's size (of any size, with `any_size`) depth cannot rule out, best first."""
     for c in scored:
-        if c.added.size != base.size or c.gain < STACKED_MIN_GAIN:
+        if (c.added.size != base.size and not any_size) or c.gain < STACKED_MIN_GAIN:
             continue
         c = _with_free_space(c, base, depth_mm, to_cam, intr)
         if c.free_space <= STACKED_FREE_SPACE:
@@ -382,8 +403,12 @@ def _band_class_doubts(piece: Piece, reading: ColorReading) -> list[dict]:
 
 def _color_tower_candidate(scored: list[Candidate], base: Piece, on_table: bool, depth_mm, to_cam,
                            intr) -> Candidate | None:
-    """The same-size piece that may stand under `base`, for its band's colour to decide. Under a
-    piece fitted on the table depth's point gain is no witness (the tuning sets' true towers of
+    """The piece that may stand under `base`, for its band's colour to decide. Under a raised
+    piece, the one of any size that gains most of those depth cannot rule out: it rests on the
+    tip the fitted piece rests on, which sets each size's height (tuning 900047, a yellow medium
+    between a yellow large and a green small on top, gained 21 points and a small 3 there; the
+    small was added while only the fitted piece's size was tried). Under a piece fitted on the
+    table, one of its own size: there depth's point gain is no witness (the tuning sets' true towers of
     one size read as one piece there, whose band read right, gained -174 to +17 points;
     STACKED_MIN_GAIN kept 8 of 26 out), while the band's pixels, less those another fitted piece
     explains, can only be that piece's or the fitted one's own foot, whose colour adds nothing:
@@ -391,7 +416,8 @@ def _color_tower_candidate(scored: list[Candidate], base: Piece, on_table: bool,
     boxed alone and fitted standing inside the red large, read its band red off the large's own
     faces.)"""
     if not on_table:
-        return next((c for c in _stacked_candidates(scored, base, depth_mm, to_cam, intr) if c.where == "under"), None)
+        return next((c for c in _stacked_candidates(scored, base, depth_mm, to_cam, intr, any_size=True)
+                     if c.where == "under"), None)
     c = next((c for c in scored if c.where == "under" and c.added.size == base.size), None)
     if c is None:
         return None
