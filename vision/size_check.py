@@ -53,9 +53,8 @@ def sizes_for_depth(v, box, shape: tuple[int, int]) -> frozenset[str]:
     smaller one its reading is torn towards, and each larger one where the picture's edge cuts
     the box."""
     size = PYRAMID_CLASSES[v.class_id].split("_")[1]
-    torn = torn_towards_smaller(v)
     larger = SIZES[SIZES.index(size) + 1:] if cut_by_edge(box, shape) else ()
-    return frozenset(([torn] if torn else []) + list(larger))
+    return frozenset(larger) | {torn_towards_smaller(v)} - {None}
 
 
 def check_sizes(frame, scene: Scene, fits: list[PieceFit], detections, verdicts, heights, table, cfg: PoseConfig

@@ -408,8 +408,8 @@ def _color_tower_candidate(scored: list[Candidate], base: Piece, on_table: bool,
     tip the fitted piece rests on, which sets each size's height (tuning 900047, a yellow medium
     between a yellow large and a green small on top, gained 21 points and a small 3 there; the
     small was added while only the fitted piece's size was tried). Under a piece fitted on the
-    table, one of its own size: there depth's point gain is no witness (the tuning sets' true towers of
-    one size read as one piece there, whose band read right, gained -174 to +17 points;
+    table, one of its own size: there depth's point gain is no witness (the tuning sets' true
+    towers of one size read as one piece there, whose band read right, gained -174 to +17 points;
     STACKED_MIN_GAIN kept 8 of 26 out), while the band's pixels, less those another fitted piece
     explains, can only be that piece's or the fitted one's own foot, whose colour adds nothing:
     so there only the free-space limit applies. (The bundled recording's middle piece of three,
