@@ -285,9 +285,9 @@ def stone_mask(detections: Detections, shape) -> np.ndarray:
 
 
 def _at_edge(x: int, y: int, bw: int, bh: int, shape, margin: int) -> bool:
-    """Whether a blob's box comes within `margin` pixels of the picture's edge."""
-    h, w = shape
-    return x <= margin or y <= margin or x + bw >= w - margin or y + bh >= h - margin
+    """Whether a blob's box (OpenCV's x, y, width, height) comes within `margin` pixels of the
+    picture's edge (`cut_by_edge`)."""
+    return cut_by_edge((x, y, x + bw - 1, y + bh - 1), shape, margin)
 
 
 def _blobs(mask: np.ndarray, keep: Callable[[int, int, int, int, int], bool]) -> list[np.ndarray]:

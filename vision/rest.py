@@ -49,8 +49,8 @@ def rest_on_table(piece: Piece, max_deg: float = REST_SNAP_DEG, net: Sequence[fl
     limit = max(max_deg, REST_SNAP_SURE_DEG) if _net_reads_resting(net, k) else max_deg
     if angle > limit:
         return piece
-    turned = _levelled(piece, k)
-    return turned.moved(np.eye(3), [0.0, 0.0, -float(turned.vertices[:, 2].min())])
+    level = _levelled(piece, k)
+    return level.moved(np.eye(3), [0.0, 0.0, -float(level.vertices[:, 2].min())])
 
 
 def _net_reads_resting(net: Sequence[float] | None, side: int) -> bool:
@@ -83,16 +83,17 @@ def _lowest_side(piece: Piece) -> tuple[int, float]:
     return k, _from_down(normals[k])
 
 
-def _turned(piece: Piece, a: np.ndarray, b: np.ndarray) -> Piece:
-    """The piece turned about the mean of its corners so that direction a points along b."""
+def turned(piece: Piece, a: np.ndarray, b: np.ndarray, about: np.ndarray | None = None) -> Piece:
+    """The piece turned so that direction a points along b, about `about` (default: the mean of
+    its corners)."""
     turn = rotation_between(a, b)
-    c = piece.vertices.mean(axis=0)
+    c = piece.vertices.mean(axis=0) if about is None else about
     return piece.moved(turn, c - turn @ c)
 
 
 def _levelled(piece: Piece, side: int) -> Piece:
     """The piece turned about the mean of its corners until `side` faces straight down."""
-    return _turned(piece, _side_normals(piece)[side], np.array([0.0, 0.0, -1.0]))
+    return turned(piece, _side_normals(piece)[side], np.array([0.0, 0.0, -1.0]))
 
 
 def rest_on_tips(piece: Piece, others: list[Piece], cfg: RelationsConfig | None = None) -> Piece:
@@ -167,13 +168,13 @@ def seat_on_tip(piece: Piece, others: list[Piece], cfg: RelationsConfig | None =
     if not under:
         return piece
     lower = max(under, key=lambda o: float(o.tip[2]))
-    turned = _turned(piece, piece.axis, lower.axis)
-    off = rest_origin(lower, turned.size) - turned.origin  # to where it rests
+    coaxial = turned(piece, piece.axis, lower.axis)
+    off = rest_origin(lower, coaxial.size) - coaxial.origin  # to where it rests
     along = float(off @ lower.axis)
     across = float(np.linalg.norm(off - along * lower.axis))
     if -SNAP_ABOVE_MM <= along <= SNAP_SUNK_MM and across <= SNAP_ACROSS_MM:
-        return turned.moved(np.eye(3), off)
-    return turned
+        return coaxial.moved(np.eye(3), off)
+    return coaxial
 
 
 # A raised piece that stands on no tip, with its centroid this near (across the table) the midpoint of
@@ -297,7 +298,7 @@ def lay_towers(pieces: list[Piece], cfg: RelationsConfig | None = None) -> list[
             chain.append(above[chain[-1]])
         group = [pieces[bottom]]
         for k in chain[1:]:
-            a, b = group[-1], _turned(pieces[k], pieces[k].axis, group[-1].axis)  # its own spin kept
+            a, b = group[-1], turned(pieces[k], pieces[k].axis, group[-1].axis)  # its own spin kept
             group.append(b.moved(np.eye(3), rest_origin(a, b.size) - b.origin))
         base = pieces[bottom]
         laid = lay_down(group, [0.0, 0.0, -1.0], base.centroid[:2], base.heading_deg)

@@ -38,7 +38,6 @@ import numpy as np
 
 from zendo.build import rest_offset
 from zendo.doubts import set_down, stacked_as
-from zendo.geometry import rotation_between
 from zendo.pieces import RAINBOW_COLORS, SIZES
 from zendo.relations import RelationsConfig
 from zendo.scene import Piece, Scene
@@ -55,7 +54,7 @@ from .pose import (
     signed_distances,
     union_distance,
 )
-from .rest import lies_on_table
+from .rest import lies_on_table, turned
 
 UPRIGHT_COS = np.cos(np.radians(15))  # only (near) upright pieces stack coaxially
 LEVEL_COS = np.cos(np.radians(1))  # a fit leaning more than this is also tried upright (`candidates`)
@@ -142,14 +141,8 @@ def candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidate
     green one under it explained 257 points fewer than the lone fit about its axis, 2 more
     upright)."""
     yield from _candidates(p, pieces, new_id)
-    if p.axis[2] < LEVEL_COS:
-        yield from _candidates(stood_up(p), pieces, new_id)
-
-
-def stood_up(p: Piece) -> Piece:
-    """The piece turned about its origin until its axis points straight up."""
-    turn = rotation_between(p.axis, np.array([0.0, 0.0, 1.0]))
-    return p.moved(turn, p.origin - turn @ p.origin)
+    if p.axis[2] < LEVEL_COS:  # stood up about its origin
+        yield from _candidates(turned(p, p.axis, np.array([0.0, 0.0, 1.0]), p.origin), pieces, new_id)
 
 
 def _candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidate]:
