@@ -500,6 +500,29 @@ def test_the_eval_pairs_every_piece_it_can_within_reach():
     assert pairs == {("p1", "t1"), ("p2", "t2")}
 
 
+def test_the_eval_pairs_the_top_of_a_tower_seen_low_with_the_true_piece_of_its_class():
+    """Where the camera saw only a tower's top piece and its fit sits at the lower piece's height,
+    the perceived piece is the top one with a pose error, not the lower one read in the wrong
+    colour: within CLASS_TIE_MM the class decides the pairing."""
+    from vision.eval import match
+
+    truth = tower([Spec("t1", "red", "small"), Spec("t2", "black", "small")], (0, 0))
+    seen = Scene((upright(Spec("p1", "black", "small"), (0.5, 0)),), ())
+    pairs = {(seen.pieces[i].id, truth[j].id) for i, j, _ in match(seen, truth)}
+    assert pairs == {("p1", "t2")}
+
+
+def test_the_eval_pairing_by_class_does_not_pull_a_piece_across_the_table():
+    """A piece read in the wrong colour where a true piece stands is that piece read wrong, even
+    with a true piece of the colour it was read as within reach farther off."""
+    from vision.eval import CLASS_TIE_MM, match
+
+    truth = [upright(Spec("t1", "blue", "small"), (0, 0)), upright(Spec("t2", "red", "small"), (CLASS_TIE_MM + 3, 0))]
+    seen = Scene((upright(Spec("p1", "red", "small"), (0.5, 0)),), ())
+    pairs = {(seen.pieces[i].id, truth[j].id) for i, j, _ in match(seen, truth)}
+    assert pairs == {("p1", "t1")}
+
+
 def test_the_eval_scores_marking_stones_and_counts_a_stone_read_where_a_piece_lies():
     """A stone marks a koan: the eval says how many were found, whether their colour was right,
     and how many "stones" were read where a true piece lies (a small piece lying flat taken for
