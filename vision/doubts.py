@@ -40,7 +40,7 @@ import numpy as np
 
 from zendo.doubts import covers, held, joined, with_their_doubts
 from zendo.koans import KOAN_GAP_MM
-from zendo.pieces import PYRAMID_SIZES, SIZES
+from zendo.pieces import PYRAMID_SIZES, larger_sizes
 from zendo.relations import RelationsConfig, orientation
 from zendo.scene import Scene
 from zendo.shapes import near_pairs, shell_distance
@@ -115,7 +115,7 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dic
         if not cut_by_edge(detections.xyxy[f.detection], shape):
             continue
         p = f.piece
-        for size in SIZES[SIZES.index(p.size) + 1:]:
+        for size in larger_sizes(p.size):
             out.append({"kind": "class", "piece": p.id, "color": p.color, "size": size, "why": "cut"})
     return out
 

@@ -106,10 +106,10 @@ def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]
     were such pairs, the true piece of the perceived class 2-6 mm farther). A true piece of the
     perceived class more than CLASS_TIE_MM farther than another still loses to it: the class does
     not pull a pair across the table."""
-    classes = [(p.color, p.size) for p in pred.pieces]
-    penalty = np.array([[CLASS_TIE_MM * float(c != (t.color, t.size)) for t in truth_pieces] for c in classes])
+    read = np.array([f"{p.color} {p.size}" for p in pred.pieces], dtype=object)
+    true = np.array([f"{t.color} {t.size}" for t in truth_pieces], dtype=object)
     return _pairs_within_reach([p.centroid for p in pred.pieces], [p.centroid for p in truth_pieces],
-                               penalty.reshape(len(classes), len(truth_pieces)))
+                               CLASS_TIE_MM * (read[:, None] != true[None, :]))
 
 
 def match_stones(pred: Scene, truth: Scene) -> list[tuple[int, int]]:

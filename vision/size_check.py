@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from zendo.pieces import PYRAMID_SIZES, SIZES
+from zendo.pieces import PYRAMID_SIZES, larger_sizes
 from zendo.scene import Scene
 
 from .classes import PYRAMID_CLASSES
@@ -53,7 +53,7 @@ def sizes_for_depth(v, box, shape: tuple[int, int]) -> frozenset[str]:
     smaller one its reading is torn towards, and each larger one where the picture's edge cuts
     the box."""
     size = PYRAMID_CLASSES[v.class_id].split("_")[1]
-    larger = SIZES[SIZES.index(size) + 1:] if cut_by_edge(box, shape) else ()
+    larger = larger_sizes(size) if cut_by_edge(box, shape) else ()
     return frozenset(larger) | {torn_towards_smaller(v)} - {None}
 
 

@@ -83,6 +83,7 @@ from .pieces import (
     SIZES,
     WALL_MM,
     inner_planes,
+    larger_sizes,
     outer_vertices,
     solid_centroid,
     surface_samples,
@@ -528,7 +529,7 @@ def _outers_near(p: Piece, pid: str, xy: tuple[float, float]) -> Iterator[Piece]
     small point at it."""
     if not lies_low(p):
         return
-    for size in SIZES[SIZES.index(p.size) + 1:]:
+    for size in larger_sizes(p.size):
         if float(np.hypot(p.origin[0] - xy[0], p.origin[1] - xy[1])) <= PYRAMID_SIZES[size].height:
             yield around(p, size, f"{pid}-{p.id}")
 
