@@ -246,13 +246,9 @@ class _BandReads:
         self.reading = ColorReading(color, p, "black", 1.0 - p)
         self.foot = ColorReading(foot_reads or color, p, "black", 1.0 - p)
         self.table = table
-        self.bands = None
 
     def read(self, rows, cols):
         return self.foot if np.max(cols, initial=0) >= 1000 else self.reading
-
-    def read_band(self, band, beside, origin, min_p):
-        return self.read(band[:, 0], band[:, 1])
 
     def like_table(self, reading, box) -> bool:
         return reading.color == self.table

@@ -30,7 +30,6 @@ from typing import Iterable
 import numpy as np
 
 from .classes import CLASS_ID, PYRAMID_CLASSES, STONE_CLASSES
-from .bands import DEFAULT_BAND_MODEL, BandReader
 from .colors import DEFAULT_COLOR_MODEL, ColorModelError, ColorReader
 from .detect import MODELS_DIR, Detections
 from .nets import DeviceRunner, confusions, cpu_runner, load_net, pct, runner_kind, softmax
@@ -191,8 +190,7 @@ class PieceClassifier:
     """Trained weights -> probabilities per crop; `refine` rewrites a frame's Detections."""
 
     def __init__(self, weights: str | Path = DEFAULT_CLASSIFIER, *, background_p: float = 0.6,
-                 orientation: str | Path | None = None, colors: str | Path | None = None,
-                 bands: str | Path | None = None, int8: bool = True):
+                 orientation: str | Path | None = None, colors: str | Path | None = None, int8: bool = True):
         """`int8`: read crops with the nets' int8 copies where up-to-date ones sit beside the
         weights (vision.quantize); False reads them in float (to measure what int8 costs)."""
         from .quantize import int8_copy
@@ -207,7 +205,6 @@ class PieceClassifier:
                            if orientation else None)
         try:  # the colour model reads a few pixels' colour (towers' bands)
             self.colors = ColorReader(colors) if colors else None
-            self.bands = BandReader(bands) if bands else None  # towers' bands, as the stage picks their pixels
         except ColorModelError as exc:
             raise ClassifierError(str(exc)) from None
         sample = np.zeros((1, CHANNELS, CROP_PX, CROP_PX), np.float32)
@@ -386,11 +383,10 @@ def all_cores():
 
 
 def load_classifier(weights: str | Path | None = None, orientation: str | Path | None = None,
-                    colors: str | Path | None = None, int8: bool = True, bands: str | Path | None = None
-                    ) -> PieceClassifier | None:
+                    colors: str | Path | None = None, int8: bool = True) -> PieceClassifier | None:
     """The committed classifier when it is there (the pipeline runs without it, on the detector's
-    classes alone, when it is not), with the committed orientation net, colour model and band
-    model when those are there."""
+    classes alone, when it is not), with the committed orientation net and colour model when
+    those are there."""
     path = Path(weights) if weights else DEFAULT_CLASSIFIER
     if weights is None and not path.is_file():
         return None
@@ -398,9 +394,7 @@ def load_classifier(weights: str | Path | None = None, orientation: str | Path |
         orientation = DEFAULT_ORIENTATION
     if colors is None and DEFAULT_COLOR_MODEL.is_file():
         colors = DEFAULT_COLOR_MODEL
-    if bands is None and DEFAULT_BAND_MODEL.is_file():
-        bands = DEFAULT_BAND_MODEL
-    return PieceClassifier(path, orientation=orientation, colors=colors, bands=bands, int8=int8)
+    return PieceClassifier(path, orientation=orientation, colors=colors, int8=int8)
 
 
 # --------------------------------------------------------------------------- training data

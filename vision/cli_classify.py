@@ -46,27 +46,19 @@ def _task_examples(folders: list, det_conf: float, seed: int, task: str):
     return x[keep], o[keep]
 
 
-DEFAULT_EPOCHS = 15
-BAND_EPOCHS = 300  # the band model's samples are a few thousand: many passes, seconds each
-
-
 @click.command("train-classifier")
 @click.option("--data", "roots", required=True, multiple=True, type=click.Path(exists=True, file_okay=False),
               help="Render folders with truth (from `zendo eval-set`, seeds training of nothing else uses); repeatable.")
 @click.option("--val", "val_roots", multiple=True, type=click.Path(exists=True, file_okay=False),
               help="Render folders to report accuracy on after each epoch.")
-@click.option("--epochs", type=click.IntRange(min=1), default=None,
-              help=f"Passes over the data; default {DEFAULT_EPOCHS} ({BAND_EPOCHS} for the band model's few thousand samples).")
+@click.option("--epochs", type=click.IntRange(min=1), default=15)
 @click.option("--seed", type=click.IntRange(min=0), default=0)
 @click.option("--det-conf", type=click.FloatRange(0, 1), default=0.05, help="Detector threshold for the crops.")
-@click.option("--task", type=click.Choice(["class", "orientation", "colour", "band"]), default="class",
-              show_default=True,
+@click.option("--task", type=click.Choice(["class", "orientation", "colour"]), default="class", show_default=True,
               help="class: colour x size, a marking stone, or not a piece; orientation: upright, flat or weird; "
-                   "colour: the colour of a pixel set, from the truth masks; band: a tower's band as the "
-                   "towers stage picks its pixels (runs the pipeline with the committed nets on each folder).")
+                   "colour: the colour of a pixel set (a tower's band), from the truth masks.")
 @click.option("--out", default=None, help="Default: models/zendo-cls.pt (class), models/zendo-orient.pt "
-                                          "(orientation), models/zendo-colour.pt (colour), models/zendo-band.pt "
-                                          "(band).")
+                                          "(orientation), models/zendo-colour.pt (colour).")
 @click.option("--from", "start", default=None, type=click.Path(exists=True, dir_okay=False),
               help="Go on from these weights (class or orientation) instead of from scratch.")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=3e-3, show_default=True,
@@ -79,13 +71,10 @@ def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, 
     from .nets import save
 
     logging.getLogger("vision").setLevel(logging.INFO)
-    epochs = epochs or (BAND_EPOCHS if task == "band" else DEFAULT_EPOCHS)
     first = _start_state(start, task)  # a bad --from fails before minutes of crop cutting
     folders = _folders(roots)
     if task == "colour":
         return _train_colours(folders, roots, val_roots, epochs, seed, out)
-    if task == "band":
-        return _train_bands(folders, roots, val_roots, epochs, seed, out)
     out = out or str(DEFAULT_CLASSIFIER if task == "class" else DEFAULT_ORIENTATION)
     x, y = _task_examples(folders, det_conf, seed, task)
     val = _task_examples(_folders(val_roots), det_conf, seed + 1, task) if val_roots else None
@@ -134,8 +123,8 @@ def _start_state(start: str | None, task: str) -> dict | None:
 
     if start is None:
         return None
-    if task in ("colour", "band"):
-        raise UserError(f"--from: the {task} model trains from scratch (a minute on a CPU)")
+    if task == "colour":
+        raise UserError("--from: the colour model trains from scratch (a minute on a CPU)")
     n_out, what = (N_CLASSES, "classifier") if task == "class" else (N_ORIENTATIONS, "orientation")
     try:
         return load_start(Path(start), n_out, what, "zendo train-classifier")
@@ -156,47 +145,6 @@ def _train_colours(folders, roots, val_roots, epochs: int, seed: int, out: str |
     row = {"weights": out, "frames": len(folders), "samples": int(len(x)), "last": history[-1]}
     if val_roots:
         row["val"] = colors.score(colors.ColorReader(out), *colors.build_samples(_folders(val_roots), seed=seed + 1))
-    click.echo(json.dumps(row))
-
-
-def _band_pipelines():
-    """A fresh pipeline per folder with the committed detector, classifier, orientation net and
-    colour model, and no band model: the band model learns the pixel sets the towers stage picks,
-    which its own readings must not steer (an added lower piece is read again beside the upper one)."""
-    from zendo.cli import UserError
-
-    from .classify import ClassifierError, DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, PieceClassifier
-    from .colors import DEFAULT_COLOR_MODEL
-    from .detect import Detector, DetectorError
-    from .pipeline import Pipeline
-
-    try:
-        det = Detector()
-        cls = PieceClassifier(DEFAULT_CLASSIFIER, orientation=DEFAULT_ORIENTATION, colors=DEFAULT_COLOR_MODEL)
-    except (DetectorError, ClassifierError) as exc:
-        raise UserError(str(exc)) from None
-    return lambda: Pipeline(det, classifier=cls)
-
-
-def _train_bands(folders, roots, val_roots, epochs: int, seed: int, out: str | None) -> None:
-    from . import bands, colors
-    from .nets import save
-
-    out = out or str(bands.DEFAULT_BAND_MODEL)
-    pipelines = _band_pipelines()
-    x, y, min_p = bands.build_samples(folders, pipelines)
-    if not len(x):
-        from zendo.cli import UserError
-
-        raise UserError(f"{', '.join(roots)}: the towers stage read no band there (render tables with towers)")
-    state, history = colors.train(x, y, epochs=epochs, seed=seed, batch=128, build=bands._mlp)
-    meta = {"task": "band", "data": list(roots), "frames": len(folders), "samples": int(len(x)), "epochs": epochs,
-            "seed": seed, "history": history[-1:]}
-    save(state, out, meta)
-    row = {"weights": out, "frames": len(folders), "samples": int(len(x)), "last": history[-1],
-           "train": bands.score(bands.BandReader(out), x, y, min_p)}
-    if val_roots:
-        row["val"] = bands.score(bands.BandReader(out), *bands.build_samples(_folders(val_roots), pipelines))
     click.echo(json.dumps(row))
 
 

@@ -106,37 +106,11 @@ class FrameColors:
     frame's table colour, which is measured once, when first needed (2.8 ms: a frame where no
     stage reads a colour does not pay it)."""
 
-    def __init__(self, reader: ColorReader | None, rgb: np.ndarray, heights: tuple[np.ndarray, np.ndarray],
-                 bands=None):
+    def __init__(self, reader: ColorReader | None, rgb: np.ndarray, heights: tuple[np.ndarray, np.ndarray]):
         self.reader = reader
-        self.bands = bands  # vision.bands.BandReader, or None: bands are read by the colour model then
         self.rgb = rgb
         self.heights = heights
         self._table: np.ndarray | None = None
-
-    def table(self) -> np.ndarray:
-        """The table's median colour (0-1 RGB), measured on first call."""
-        if self._table is None:
-            table_pts, valid = self.heights
-            self._table = table_color(self.rgb, table_pts[..., 2], valid)
-        return self._table
-
-    def read_band(self, band: np.ndarray, beside: np.ndarray, origin: np.ndarray, min_p: float
-                  ) -> ColorReading | None:
-        """A tower's band (pixels as rows and columns, beside the piece over or under it) read by
-        the band model, or by the colour model without one; None for fewer than MIN_PX pixels.
-        The read is recorded for the band model's training data (`vision.bands.recording`) with
-        where the piece it stands for is (`origin`) and the least probability taken (`min_p`)."""
-        from . import bands as B
-
-        if self.reader is None or len(band) < MIN_PX:
-            return None
-        px = self.rgb[band[:, 0], band[:, 1]]
-        if self.bands is None and not B.is_recording():
-            return self.reader.read(px, self.table())
-        f = B.band_features(px, self.rgb[beside[:, 0], beside[:, 1]], self.table())
-        B.record(f, origin, min_p)
-        return self.reader.read(px, self.table()) if self.bands is None else self.bands.read_features(f)
 
     def read(self, rows: np.ndarray, cols: np.ndarray) -> ColorReading | None:
         """None without a colour model or for fewer than MIN_PX pixels."""
@@ -146,7 +120,10 @@ class FrameColors:
         """`read` for each (rows, cols) set, in one pass of the net."""
         if self.reader is None or all(len(rows) < MIN_PX for rows, _ in pixel_sets):
             return [None] * len(pixel_sets)
-        return self.reader.read_many([self.rgb[rows, cols] for rows, cols in pixel_sets], self.table())
+        if self._table is None:
+            table_pts, valid = self.heights
+            self._table = table_color(self.rgb, table_pts[..., 2], valid)
+        return self.reader.read_many([self.rgb[rows, cols] for rows, cols in pixel_sets], self._table)
 
     def like_table(self, reading: ColorReading, box: np.ndarray) -> bool:
         """Whether the table round `box` (grown by TABLE_RING_PX) reads as `reading`'s colour at
@@ -240,16 +217,15 @@ def build_samples(folders: Iterable[Path], seed: int = 0, progress: bool = True
 # --------------------------------------------------------------------------- training
 
 
-def train(x: np.ndarray, y: np.ndarray, *, epochs: int = 60, batch: int = 256, lr: float = 3e-3, seed: int = 0,
-          build=_mlp) -> tuple[dict, list[dict]]:
-    """Train the net `build()` makes from scratch (seconds on a CPU; the colour model, or the
-    band model of vision/bands.py); the final epoch's state dict and a loss history."""
+def train(x: np.ndarray, y: np.ndarray, *, epochs: int = 60, batch: int = 256, lr: float = 3e-3, seed: int = 0
+          ) -> tuple[dict, list[dict]]:
+    """Train from scratch (seconds on a CPU); the final epoch's state dict and a loss history."""
     import torch
     import torch.nn.functional as F
 
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
-    net = build()
+    net = _mlp()
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     X, Y = torch.from_numpy(x), torch.from_numpy(y)
     history = []

@@ -36,7 +36,7 @@ from .colors import ColorReading, FrameColors
 from .detect import Detections
 from .pose import PieceFit, _free_space, next_piece_id, pixel_box, scene_with, signed_distances, union_distance
 from .rest import lies_on_table
-from .towers import BAND_MARGIN_MM, FREE_SPACE_LIMIT, FREE_SPACE_TOL_MM, INLIER_MM, _pixels_color
+from .towers import BAND_MARGIN_MM, FREE_SPACE_LIMIT, FREE_SPACE_TOL_MM, INLIER_MM, _band_color
 
 ALREADY_MM = 12.0  # a fitted piece this close to the neighbour's place is that piece, found already
 BORROWED_MM = 6.0  # a fitted piece of the colour read this near the neighbour's points may be what was read
@@ -68,11 +68,11 @@ def _own_points(q: Piece, upper: Piece, rest: np.ndarray, pts: np.ndarray) -> np
 
 
 def _read(colors: FrameColors, own: np.ndarray, pix: np.ndarray) -> ColorReading | None:
-    """The colour model's reading of the neighbour's own pixels (`towers._pixels_color`:
+    """The towers stage's band reading of the neighbour's own pixels (`towers._band_color`:
     BAND_MIN_PX pixels, BAND_P surely), where the table round them does not read as that colour
     (`FrameColors.like_table`)."""
     px = pix[own]
-    got = _pixels_color(colors, px)
+    got = _band_color(colors, px)
     return None if got is None or colors.like_table(got, pixel_box(px)) else got
 
 

@@ -321,8 +321,7 @@ class Pipeline:
         scene, fits = estimate_poses(frame, det, table, self.pose_cfg, heights)
         watch.lap("pose")
         stage_doubts: list[dict] = []  # the pairs, towers, lying, unboxed and colour-check stages' doubts
-        colors = FrameColors(self.classifier.colors if self.classifier is not None else None, frame.color, heights,
-                             self.classifier.bands if self.classifier is not None else None)
+        colors = FrameColors(self.classifier.colors if self.classifier is not None else None, frame.color, heights)
         if self.cfg.pairs:
             scene, fits, det, verdicts, found = split_pairs(frame, scene, fits, det, verdicts, heights, table,
                                                             self.pose_cfg, self.classifier)

@@ -43,7 +43,6 @@ from zendo.relations import RelationsConfig
 from zendo.scene import Piece, Scene
 
 from .classes import PYRAMID_CLASSES
-from .bands import BAND_MODEL_P
 from .colors import ColorReading, FrameColors
 from .detect import Detections
 from .pose import (
@@ -320,45 +319,13 @@ def _band_pixels(c: Candidate, pieces: list[Piece], base: Piece, pts: np.ndarray
     return band, ((lambda: _foot_pixels(c.added, c.moved, low())) if c.where == "under" else (lambda: band[:0]))
 
 
-def _band_color(colors: FrameColors, pixels: np.ndarray, beside: Beside, min_p: float = BAND_P
-                ) -> ColorReading | None:
-    """The band model on the chosen pixels (a band, as image rows and columns; the colour model
-    without a band model); None for fewer than BAND_MIN_PX pixels, a reading under `min_p`, or
-    no colour model."""
-    if len(pixels) < BAND_MIN_PX:
-        return None
-    got = colors.read_band(pixels, beside.pixels, beside.origin, min_p)
-    floor = min(min_p, BAND_MODEL_P) if colors.bands is not None else min_p
-    return got if got is not None and got.p >= floor else None
-
-
-def _pixels_color(colors: FrameColors, pixels: np.ndarray, min_p: float = BAND_P) -> ColorReading | None:
-    """The colour model on a pixel set that is all one piece's (the lying stage's neighbours);
-    None for fewer than BAND_MIN_PX pixels, a reading under `min_p`, or no colour model."""
+def _band_color(colors: FrameColors, pixels: np.ndarray, min_p: float = BAND_P) -> ColorReading | None:
+    """The colour model on the chosen pixels (a band, as image rows and columns); None for fewer
+    than BAND_MIN_PX pixels, a reading under `min_p`, or no colour model."""
     if len(pixels) < BAND_MIN_PX:
         return None
     got = colors.read(pixels[:, 0], pixels[:, 1])
     return got if got is not None and got.p >= min_p else None
-
-
-@dataclass(frozen=True)
-class Beside:
-    """What a band is read beside: the pixels of the piece over (or under) it, whose colour is
-    most of what depth's pick of band pixels mixes in, and where the piece the band stands for is
-    (recorded with the read for the band model's training labels)."""
-
-    pixels: np.ndarray
-    origin: np.ndarray
-
-
-BESIDE_ABOVE_MM = 4.0  # the piece beside a band: its points this far above its own rim (clear of the band)
-
-
-def _beside(other: Piece, read: Piece, pts: np.ndarray, pix: np.ndarray) -> Beside:
-    """`Beside` for a band of `read` next to `other`: other's pixels from BESIDE_ABOVE_MM over its rim."""
-    rim = float(other.vertices[:, 2].min())
-    mine = (np.abs(signed_distances(other, pts)) < INLIER_MM) & (pts[:, 2] > rim + BESIDE_ABOVE_MM)
-    return Beside(pix[mine], read.origin)
 
 
 @dataclass(frozen=True)
@@ -393,8 +360,8 @@ def _foot_pixels(lower: Piece, upper: Piece, low: Foot | None) -> np.ndarray:
     return low.pix[_under_rim(lower, upper, low.pts) & (np.abs(low.others) >= FOOT_CLEAR_MM)]
 
 
-def _lower_color(colors: FrameColors, band: np.ndarray, foot_px: Callable[[], np.ndarray], beside: Beside,
-                 min_p: float = BAND_P) -> tuple[ColorReading | None, np.ndarray]:
+def _lower_color(colors: FrameColors, band: np.ndarray, foot_px: Callable[[], np.ndarray], min_p: float = BAND_P
+                 ) -> tuple[ColorReading | None, np.ndarray]:
     """A lower piece's band read (`_band_color`), and the pixels the reading rests on; only where
     the band is too thin to read (under BAND_MIN_PX pixels), read with its foot. Why not always:
     a foot's pixels meet the table, its shadow and the piece's own darkened base, and where the
@@ -403,9 +370,9 @@ def _lower_color(colors: FrameColors, band: np.ndarray, foot_px: Callable[[], np
     reading: depth noise lifts table pixels into the foot (tuning 920030: a yellow band on a red
     table read red). `foot_px` is called only where the band is too thin."""
     if len(band) >= BAND_MIN_PX or not len(foot := foot_px()):
-        return _band_color(colors, band, beside, min_p), band
+        return _band_color(colors, band, min_p), band
     both = np.concatenate([band, foot])
-    got = _band_color(colors, both, beside, min_p)
+    got = _band_color(colors, both, min_p)
     return (None, both) if got is not None and colors.like_table(got, pixel_box(both)) else (got, both)
 
 
@@ -465,7 +432,7 @@ def _color_tower(scored: list[Candidate], base: Piece, pieces, near: Around, pix
     if on_table:  # the band alone decides there: none of its pixels may be another piece's
         band &= np.abs(near.others) >= INLIER_MM
     got, shows = _lower_color(colors, pix[band], lambda: _foot_pixels(c.added, c.moved, low()),
-                              _beside(c.moved, c.added, near.pts, pix), GROUNDED_BAND_P if on_table else BAND_P)
+                              GROUNDED_BAND_P if on_table else BAND_P)
     if got is None or got.color == base.color:
         return None
     return Addition(c, got, pixel_box(shows))
@@ -589,7 +556,7 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         lower = best.moved
         if best.where == "on":  # the fitted piece is the lower one now: its box read the upper one's colour
             got, _ = _lower_color(colors, px[_under_rim(lower, piece, pts)],
-                                  lambda: _foot_pixels(lower, piece, base_foot()), _beside(piece, lower, pts, px))
+                                  lambda: _foot_pixels(lower, piece, base_foot()))
             if got is not None:
                 lower = replace(lower, color=got.color)
                 doubts += _band_class_doubts(lower, got)
@@ -641,7 +608,7 @@ def _add(options: list[Candidate], pieces, base, pts, px, colors: FrameColors, f
     color, p_color = v.color() if v is not None else (None, 0.0)
     if color is None or p_color < MIN_CLASS_P:
         return None
-    band, _ = _lower_color(colors, *_band_pixels(best, pieces, base, pts, px, low), _beside(best.moved, best.added, pts, px))
+    band, _ = _lower_color(colors, *_band_pixels(best, pieces, base, pts, px, low))
     return Addition(best, band if band is not None else ColorReading(color, p_color, color, 0.0), box, v)
 
 
