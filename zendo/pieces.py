@@ -90,13 +90,13 @@ PYRAMID_SIZES: dict[str, PyramidSize] = {
 _CORNER_SIGNS = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1]], dtype=float)  # counter-clockwise
 
 
-@cache
 def larger_sizes(size: str) -> tuple[str, ...]:
     """The sizes above `size`, smallest first (what a piece read as `size` may be where the
     camera saw only part of it)."""
     return SIZES[SIZES.index(size) + 1:]
 
 
+@cache
 def outer_vertices(size: str) -> np.ndarray:
     """(5, 3): the four base corners counter-clockwise, then the tip."""
     s = PYRAMID_SIZES[size]
