@@ -962,6 +962,29 @@ def test_a_koans_mark_is_weighed_again_only_when_its_pieces_doubts_or_rulings_ch
     assert weighed[2:] == [k1] and not row["judgment_call"]
 
 
+def test_a_settled_doubt_weighs_the_koans_other_doubts_without_working_out_their_koans_again(monkeypatch):
+    """Settling one doubt sends the koan through the others again; their alternative koans are the
+    ones weighed a moment ago, and their facts are kept while the koan's pieces stay put."""
+    import zendo.game
+    from zendo.game import Game
+
+    g = Game("t")
+    g.observe(camera_table())
+    g.set_rule(EXACTLY_TWO)
+    worked_out = []
+    real = zendo.game.koan_facts
+    monkeypatch.setattr(zendo.game, "koan_facts", lambda *a, **k: worked_out.append(a[0]) or real(*a, **k))
+    k2 = g.koan_of_piece("p3").id
+    first = g.proposed(k2)
+    assert [d["kind"] for d in first.doubts] == ["covers", "stacked", "edge", "misfit"]
+    assert worked_out  # the alternatives' facts, worked out once
+    worked_out.clear()
+    g.settle_doubt(k2, ["covers", "p3"])
+    again = g.proposed(k2)
+    assert [d["kind"] for d in again.doubts] == ["stacked", "edge", "misfit"] and again.judgment_call
+    assert worked_out == []
+
+
 def test_settling_a_doubt_the_camera_does_not_have_is_refused():
     from zendo.game import Game, GameError
 
@@ -1423,3 +1446,30 @@ def test_an_added_piece_the_master_ruled_out_is_not_taken_together_with_the_othe
     doubts = [{"kind": "covers", "piece": "p1"}, {"kind": "misfit", "piece": "p1", "at": [30.0, 0.0], "rms_mm": 6.5}]
     m = judged(GREEN_AND_BLUE, pieces, doubts, {doubt_key(doubts[0]): False})
     assert not m.judgment_call
+
+
+# ----------------------------------------------------------------------------- one koan, many rules
+
+
+def test_a_koan_marked_under_several_rules_works_out_each_alternatives_facts_once():
+    """`zendo eval` marks every koan under the 15 beginner rules: the doubts' alternatives are the
+    same koans for each rule, so one FactsCache passed as facts_of serves them all."""
+    from zendo.doubts import FactsCache
+
+    pieces = [lone("blue", "large"), upright(Spec("p2", "red", "small"), (60.0, 0.0), 0)]
+    doubts = covers(pieces)
+    calls = []
+
+    def counted(ps):
+        calls.append(tuple(q.id for q in ps))
+        return facts_of(ps)
+
+    rules = ["it contains at least one green piece", "it contains exactly two pieces"]
+    alone = [mark_perceived(parse_rule(r), facts_of(pieces), pieces, doubts, counted) for r in rules]
+    per_rule = len(calls)
+    calls.clear()
+    shared = FactsCache(counted)
+    together = [mark_perceived(parse_rule(r), facts_of(pieces), pieces, doubts, shared) for r in rules]
+    assert [(m.mark, m.judgment_call) for m in together] == [(m.mark, m.judgment_call) for m in alone]
+    assert together[0].judgment_call and together[1].judgment_call  # a green piece, or a third one, may hide
+    assert 0 < len(calls) < per_rule  # the second rule found the first one's alternatives already worked out

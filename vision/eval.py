@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zendo.doubts import DOUBT_KINDS, doubts_for, renamed
+from zendo.doubts import DOUBT_KINDS, FactsCache, doubts_for, renamed
 from zendo.facts import PERCEPTION_BAND
 from zendo.scene import Piece, Scene, scene_from_dict
 
@@ -254,7 +254,9 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
                 best, overlap = pk, ov
         ppieces = best.pieces(pscene) if best else []
         pf = koan_facts(k.id, ppieces, cfg_p) if ppieces else None
-        facts_of = (lambda ps, kid=k.id: koan_facts(kid, ps, cfg_p))
+        # one cache for the koan's alternatives under all the rules: most doubts' alternatives are
+        # the same koans for every rule, and their facts are what marking spends its time on
+        facts_of = FactsCache(lambda ps, kid=k.id: koan_facts(kid, ps, cfg_p))
         if all(pid in by_id for pid in k.piece_ids) and pf is not None:
             for key_, pr in tf.predicates.items():
                 if pr.is_borderline(cfg_t.band):

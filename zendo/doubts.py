@@ -672,10 +672,11 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
     absent doubts (`joint_absent_alternatives`), then two that each add a piece
     (`joint_added_alternatives`). One facts
     cache serves them all: many doubts' alternatives share a geometry (every colour a class,
-    covers or missed doubt tries; the joint readings' sizes)."""
+    covers or missed doubt tries; the joint readings' sizes). A caller marking one koan under
+    several rules passes one `FactsCache` as `facts_of`, and the rules share it too."""
     settled = set(settled)
     open_doubts = [d for d in doubts if doubt_key(d) not in settled]
-    facts = _FactsCache(facts_of)
+    facts = facts_of if isinstance(facts_of, FactsCache) else FactsCache(facts_of)
     out = [dict(d) for d in open_doubts if any(evaluate(facts(alt)) != white for alt in alternatives(pieces, d))]
     if out:
         return out
@@ -687,9 +688,10 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
     return out
 
 
-class _FactsCache:
+class FactsCache:
     """Facts of alternatives, computed once per geometry: alternatives that differ only in a
-    piece's colour share relations, so only the piece's colour is swapped in its facts."""
+    piece's colour share relations, so only the piece's colour is swapped in its facts. One
+    instance holds one koan's alternatives under one relations config; it is a `FactsOf` itself."""
 
     def __init__(self, facts_of: FactsOf):
         self.facts_of = facts_of

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .doubts import describe as describe_doubt, doubt_key, doubts_for
+from .doubts import FactsCache, describe as describe_doubt, doubt_key, doubts_for
 from .facts import KoanFacts, Predicate
 from .koans import split_koans
 from .relations import RelationsConfig, koan_facts
@@ -276,6 +276,7 @@ class Game:
         self.turn: str | None = None
         self.koans: dict[str, KoanRecord] = {}
         self._verdicts: dict[tuple, Verdict] = {}  # `_verdict_key` -> proposed mark
+        self._alternatives: dict[tuple, FactsCache] = {}  # (koan id, its pieces) -> its doubts' alternatives' facts
         self.loose_doubts: list[dict] = []  # the camera's latest "missed" doubts far from every koan (not logged)
         self.koan_count = 0
         self.mondo: Mondo | None = None
@@ -578,8 +579,21 @@ class Game:
                 self._verdicts.clear()
             self._verdicts[memo] = self.referee.mark(
                 self.rule, self.facts(koan_id, with_rulings=False), self.rulings.get(koan_id, {}),
-                rec.scene().pieces, rec.doubts, lambda ps: koan_facts(koan_id, list(ps), self.relations))
+                rec.scene().pieces, rec.doubts, self._alternatives_facts(rec))
         return self._verdicts[memo]
+
+    def _alternatives_facts(self, rec: KoanRecord) -> FactsCache:
+        """The facts of the koan's doubts' alternatives, kept while its pieces stay as they are:
+        a ruling or a settled doubt weighs the same alternatives again, and working out their
+        facts is nearly all of that (a koan at the picture's edge has dozens)."""
+        key = (rec.id, json.dumps(rec.pieces, sort_keys=True, default=str))
+        cache = self._alternatives.get(key)
+        if cache is None:
+            if len(self._alternatives) > 64:
+                self._alternatives.clear()
+            cache = self._alternatives[key] = FactsCache(
+                lambda ps, kid=rec.id: koan_facts(kid, list(ps), self.relations))
+        return cache
 
     def _verdict_key(self, rec: KoanRecord) -> tuple:
         """What a proposed mark rests on: the rule, the koan's pieces and the camera's doubts about
