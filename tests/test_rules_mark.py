@@ -93,3 +93,52 @@ def test_clause8_bench_reports_seconds_per_beginner_rule():
     assert report["koans"] == 60
     assert set(report["rules"]) == set(BEGINNER_RULES)
     assert all(v["seconds"] >= 0 for v in report["rules"].values())
+
+
+# ----------------------------------------------------------------------------- facts a rule reads
+
+
+def _counting(monkeypatch, *names):
+    """Count calls to zendo.relations' predicate functions while a test asks a koan's facts."""
+    import zendo.relations as rel
+
+    calls = {n: 0 for n in names}
+    for n in names:
+        real = getattr(rel, n)
+
+        def counted(*a, _n=n, _real=real, **k):
+            calls[_n] += 1
+            return _real(*a, **k)
+        monkeypatch.setattr(rel, n, counted)
+    return calls
+
+
+def _pointing_koan():
+    from zendo.build import flat, upright
+    from helpers import S, facts_of
+
+    return facts_of(flat(S("a", "red", "small"), (0, 0), heading=0), upright(S("b", "blue", "large"), (60, 0)),
+                    upright(S("c", "green", "medium"), (0, 70)))
+
+
+def test_a_rule_that_reads_colours_works_out_no_ray_tower_or_touch(monkeypatch):
+    """Marking a camera's koan asks the rule about dozens of alternative koans (each one only
+    evaluated: its borderline predicates are the koan's own): a colour rule must not pay for the
+    geometry it never reads."""
+    calls = _counting(monkeypatch, "pointing", "stacked", "nested", "touching")
+    f = _pointing_koan()
+    assert parse_rule("it contains at least one red piece").evaluate(f)
+    assert f.orientation("b") == "upright" and f.grounded("a")
+    assert calls == {"pointing": 0, "stacked": 0, "nested": 0, "touching": 0}
+    assert f.points_at("a", "b")
+    assert calls["pointing"] == 3 and calls["touching"] == 0  # one ray per piece, and nothing else
+
+
+def test_a_koans_facts_read_whole_are_every_predicate_in_one_order(monkeypatch):
+    f = _pointing_koan()
+    names = [k[0] for k in f.predicates]
+    assert names[:6] == ["orientation", "grounded"] * 3
+    groups = [n for i, n in enumerate(names) if i == 0 or n != names[i - 1]]
+    assert groups[-1] == "pointing" and groups.index("nested") < groups.index("touching") < groups.index("pointing")
+    assert f.predicates == dict(f.predicates) and len(f.predicates) == len(names)
+    assert ("pointing", "a", "b") in f.predicates and f.predicates[("pointing", "a", "b")].value

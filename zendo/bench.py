@@ -39,6 +39,7 @@ def bench_relations(repeat: int = 50) -> dict:
     koan = table.pieces[:6]
     return {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, pinned to 1",
-        "koan_6_pieces": timed(lambda: koan_facts("k", koan), repeat),
-        "table_60_pieces": timed(lambda: table_facts(table), max(5, repeat // 5)),
+        # every predicate worked out: koan_facts leaves most groups until a rule asks for them
+        "koan_6_pieces": timed(lambda: dict(koan_facts("k", koan).predicates), repeat),
+        "table_60_pieces": timed(lambda: [dict(f.predicates) for f in table_facts(table)[1]], max(5, repeat // 5)),
     }

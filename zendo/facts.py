@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import combinations
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 #: Default judgment band: a predicate this close to its boundary is a judgment call.
 DEFAULT_BAND = {"mm": 0.4, "deg": 3.0}
@@ -61,6 +61,63 @@ class Predicate:
             "margin": round(float(self.margin), 3),
             "unit": self.unit,
         }
+
+
+class LazyPredicates(Mapping):
+    """A koan's predicates, each group worked out the first time one of its names is asked for.
+
+    Why: a rule reads few of them ("no green pieces" none at all, "a piece pointing at another"
+    only the pointing ones), while marking a camera's koan asks the rule about dozens of
+    alternative koans, and their pointing rays, nestings and tower links are nearly all of what
+    that costs. Iterating (or comparing) works every group out, in the order the groups were
+    given, so the whole mapping reads as the one dict an eager `koan_facts` would have built."""
+
+    def __init__(self, first: Iterable[Predicate],
+                 groups: Sequence[tuple[Iterable[str], Callable[["LazyPredicates"], Iterable[Predicate]]]]):
+        self._first = {p.key: p for p in first}
+        self._groups = [(frozenset(names), work) for names, work in groups]
+        self._done: dict[int, dict] = {}
+
+    def _group(self, i: int) -> dict:
+        got = self._done.get(i)
+        if got is None:
+            got = self._done[i] = {p.key: p for p in self._groups[i][1](self)}
+        return got
+
+    def _of_name(self, name: str) -> dict:
+        for i, (names, _) in enumerate(self._groups):
+            if name in names:
+                return self._group(i)
+        return self._first
+
+    def named(self, name: str) -> list[Predicate]:
+        """Every predicate of one name, working out only its group."""
+        return [p for p in self._of_name(name).values() if p.name == name]
+
+    def __getitem__(self, k: PredicateKey) -> Predicate:
+        return self._of_name(k[0])[k]
+
+    def _all(self) -> dict:
+        out = dict(self._first)
+        for i in range(len(self._groups)):
+            out.update(self._group(i))
+        return out
+
+    def __iter__(self) -> Iterator[PredicateKey]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __repr__(self) -> str:
+        return f"LazyPredicates({self._all()!r})"
+
+
+def named(predicates: Mapping[PredicateKey, Predicate], name: str) -> list[Predicate]:
+    """The predicates of one name in a koan's mapping, lazy or not."""
+    if isinstance(predicates, LazyPredicates):
+        return predicates.named(name)
+    return [p for p in predicates.values() if p.name == name]
 
 
 @dataclass(frozen=True)
@@ -128,7 +185,7 @@ class KoanFacts:
 
     def pointed_at(self, a: str) -> list[str]:
         """Pieces a's ray meets, first to last."""
-        hits = [p for p in self.predicates.values() if p.name == "pointing" and p.args[0] == a and p.value]
+        hits = [p for p in named(self.predicates, "pointing") if p.args[0] == a and p.value]
         return [p.args[1] for p in sorted(hits, key=lambda p: (p.order, p.args[1]))]
 
     def stacked_on(self, upper: str, lower: str) -> bool:
@@ -159,7 +216,7 @@ class KoanFacts:
     @cached_property
     def towers(self) -> list[list[str]]:
         """Maximal chains of stacked links, bottom to top; a lone piece is a tower of one."""
-        return towers_from_links(self.ids, self.predicates.values())
+        return towers_from_links(self.ids, named(self.predicates, "stacked"))
 
     def tower_of(self, pid: str) -> list[str]:
         for t in self.towers:

@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .facts import DEFAULT_BAND, KoanFacts, PieceAttrs, Predicate, towers_from_links
+from .facts import DEFAULT_BAND, KoanFacts, LazyPredicates, PieceAttrs, Predicate, towers_from_links
 from .geometry import angle_deg, hull_signed_distance
 from .koans import Koan, split_koans
 from .pieces import PYRAMID_SIZES, inner_planes, outer_planes, volume_samples
@@ -284,33 +284,53 @@ def same_height(a: Piece, b: Piece, cfg: RelationsConfig) -> Predicate:
 
 
 def koan_facts(koan_id: str, pieces: Sequence[Piece], cfg: RelationsConfig | None = None) -> KoanFacts:
+    """Every predicate of the koan. Each piece's orientation and groundedness are worked out at
+    once; tower links, nestings, the pairs' relations and the pointing rays only when a rule asks
+    for one of them (`LazyPredicates`), in this order, so that the whole reads as it always has."""
     cfg = cfg or RelationsConfig()
-    preds: list[Predicate] = []
+    pieces = tuple(pieces)
+    own: list[Predicate] = []
     for p in pieces:
-        preds.append(orientation(p, cfg))
-        preds.append(grounded(p, cfg))
-    grounded_ids = {p.args[0] for p in preds if p.name == "grounded" and p.value}
-    orient = {p.args[0]: p.value for p in preds if p.name == "orientation"}
-    near = {(pieces[i].id, pieces[j].id) for i, j in near_pairs(pieces, cfg.touch_gap_mm + 2 * cfg.band["mm"])}
-    for lower, upper in permutations(pieces, 2):
-        link = stacked(lower, upper, cfg)
-        if link.value or link.is_borderline(cfg.band):
-            preds.append(link)
-    tower_of = {pid: n for n, t in enumerate(towers_from_links([p.id for p in pieces], preds)) for pid in t}
-    for outer, inner in permutations(pieces, 2):
-        if PYRAMID_SIZES[inner.size].height <= PYRAMID_SIZES[outer.size].height + 1e-6:
-            preds.append(nested(outer, inner, cfg, tower_of[inner.id] == tower_of[outer.id]))
-    dirs = {p.id: direction_vector(p, orient[p.id]) for p in pieces}
-    for a, b in combinations(pieces, 2):
-        preds.append(touching(a, b, cfg, (a.id, b.id) in near or (b.id, a.id) in near))
-        preds.extend(directions(a, b, dirs[a.id], dirs[b.id], cfg))
-        preds.append(same_height(a, b, cfg))
-    for p in pieces:
-        preds.extend(pointing(p, [q for q in pieces if q.id != p.id], grounded_ids, cfg))
+        own.append(orientation(p, cfg))
+        own.append(grounded(p, cfg))
+    grounded_ids = {p.args[0] for p in own if p.name == "grounded" and p.value}
+    orient = {p.args[0]: p.value for p in own if p.name == "orientation"}
+
+    def links(_) -> list[Predicate]:
+        out = []
+        for lower, upper in permutations(pieces, 2):
+            link = stacked(lower, upper, cfg)
+            if link.value or link.is_borderline(cfg.band):
+                out.append(link)
+        return out
+
+    def nests(preds: LazyPredicates) -> list[Predicate]:
+        tower_of = {pid: n for n, t in enumerate(towers_from_links([p.id for p in pieces], preds.named("stacked")))
+                    for pid in t}
+        return [nested(outer, inner, cfg, tower_of[inner.id] == tower_of[outer.id])
+                for outer, inner in permutations(pieces, 2)
+                if PYRAMID_SIZES[inner.size].height <= PYRAMID_SIZES[outer.size].height + 1e-6]
+
+    def pairs(_) -> list[Predicate]:
+        near = {(pieces[i].id, pieces[j].id) for i, j in near_pairs(pieces, cfg.touch_gap_mm + 2 * cfg.band["mm"])}
+        dirs = {p.id: direction_vector(p, orient[p.id]) for p in pieces}
+        out = []
+        for a, b in combinations(pieces, 2):
+            out.append(touching(a, b, cfg, (a.id, b.id) in near or (b.id, a.id) in near))
+            out.extend(directions(a, b, dirs[a.id], dirs[b.id], cfg))
+            out.append(same_height(a, b, cfg))
+        return out
+
+    def rays(_) -> list[Predicate]:
+        return [pr for p in pieces for pr in pointing(p, [q for q in pieces if q.id != p.id], grounded_ids, cfg)]
+
+    preds = LazyPredicates(own, [(("stacked",), links), (("nested",), nests),
+                                 (("touching", "same_direction", "opposite_direction", "same_height"), pairs),
+                                 (("pointing",), rays)])
     attrs = tuple(
         PieceAttrs(p.id, p.color, p.size, p.pips, round(float(p.vertices[:, 2].max()), 3)) for p in pieces
     )
-    return KoanFacts(koan_id, attrs, {pr.key: pr for pr in preds}, dict(cfg.band))
+    return KoanFacts(koan_id, attrs, preds, dict(cfg.band))
 
 
 def table_facts(scene: Scene, cfg: RelationsConfig | None = None) -> tuple[list[Koan], list[KoanFacts]]:
