@@ -1451,10 +1451,16 @@ def test_an_added_piece_the_master_ruled_out_is_not_taken_together_with_the_othe
 # ----------------------------------------------------------------------------- one koan, many rules
 
 
-def test_a_koan_marked_under_several_rules_works_out_each_alternatives_facts_once():
+def test_a_koan_marked_under_several_rules_works_out_each_alternatives_facts_once(monkeypatch):
     """`zendo eval` marks every koan under the 15 beginner rules: the doubts' alternatives are the
-    same koans for each rule, so one FactsCache passed as facts_of serves them all."""
+    same koans for each rule, so one FactsCache passed as facts_of serves them all, and makes
+    each doubt's alternatives once."""
+    import zendo.doubts
     from zendo.doubts import FactsCache
+
+    made = []
+    real_alternatives = zendo.doubts.alternatives
+    monkeypatch.setattr(zendo.doubts, "alternatives", lambda ps, d: made.append(d["piece"]) or real_alternatives(ps, d))
 
     pieces = [lone("blue", "large"), upright(Spec("p2", "red", "small"), (60.0, 0.0), 0)]
     doubts = covers(pieces)
@@ -1473,3 +1479,24 @@ def test_a_koan_marked_under_several_rules_works_out_each_alternatives_facts_onc
     assert [(m.mark, m.judgment_call) for m in together] == [(m.mark, m.judgment_call) for m in alone]
     assert together[0].judgment_call and together[1].judgment_call  # a green piece, or a third one, may hide
     assert 0 < len(calls) < per_rule  # the second rule found the first one's alternatives already worked out
+    assert made == ["p1"] * 3  # once for each rule alone, and once for both rules through the shared cache
+
+
+def test_alternatives_one_rule_left_unmade_are_made_for_the_next_and_the_rest_replayed(monkeypatch):
+    import zendo.doubts
+    from zendo.doubts import FactsCache
+
+    made = []
+
+    def three(ps, d):
+        for i in range(3):
+            made.append(i)
+            yield [lone(size=("small", "medium", "large")[i])]
+    monkeypatch.setattr(zendo.doubts, "alternatives", three)
+    cache = FactsCache(facts_of)
+    pieces, doubt = [lone()], {"kind": "covers", "piece": "p1"}
+    first = next(iter(cache.alternatives(pieces, doubt)))  # a rule that flipped on the first
+    assert made == [0] and first[0].size == "small"
+    assert [a[0].size for a in cache.alternatives(pieces, doubt)] == ["small", "medium", "large"]
+    assert [a[0].size for a in cache.alternatives(pieces, doubt)] == ["small", "medium", "large"]
+    assert made == [0, 1, 2]

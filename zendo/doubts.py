@@ -69,6 +69,7 @@ log unchanged; this module knows nothing of cameras.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from itertools import chain, combinations, combinations_with_replacement, product
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
@@ -677,7 +678,7 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
     settled = set(settled)
     open_doubts = [d for d in doubts if doubt_key(d) not in settled]
     facts = facts_of if isinstance(facts_of, FactsCache) else FactsCache(facts_of)
-    out = [dict(d) for d in open_doubts if any(evaluate(facts(alt)) != white for alt in alternatives(pieces, d))]
+    out = [dict(d) for d in open_doubts if any(evaluate(facts(alt)) != white for alt in facts.alternatives(pieces, d))]
     if out:
         return out
     for alt, together in chain(joint_class_alternatives(pieces, open_doubts),
@@ -696,16 +697,53 @@ class FactsCache:
     def __init__(self, facts_of: FactsOf):
         self.facts_of = facts_of
         self.cache: dict[tuple, KoanFacts] = {}
+        self.colored: dict[tuple, KoanFacts] = {}  # (geometry, colours) -> facts, for the next rule
+        self.made: dict[tuple, _Replay] = {}  # (the koan, a doubt) -> its alternatives, as far as made
+
+    def alternatives(self, pieces: Sequence[Piece], doubt: Mapping) -> Iterable[list[Piece]]:
+        """`alternatives(pieces, doubt)`, each made once for every rule that asks: building them
+        (pieces set at a gap, turned, nested) costs as much as a rule's reading of them."""
+        key = (tuple((q.id, q.color, q.size, q.position, q.rotation) for q in pieces),
+               json.dumps(doubt, sort_keys=True, default=str))
+        got = self.made.get(key)
+        if got is None:
+            got = self.made[key] = _Replay(alternatives(pieces, doubt))
+        return got
 
     def __call__(self, alt: Sequence[Piece]) -> KoanFacts:
         geo = tuple((q.id, q.size, q.position, q.rotation) for q in alt)
+        key = (geo, tuple(q.color for q in alt))
+        got = self.colored.get(key)
+        if got is not None:
+            return got
         f = self.cache.get(geo)
         if f is None:
             f = self.cache[geo] = self.facts_of(alt)
         colors = {q.id: q.color for q in alt}
         if any(a.color != colors[a.id] for a in f.pieces):
             f = replace(f, pieces=tuple(replace(a, color=colors[a.id]) for a in f.pieces))
+        self.colored[key] = f
         return f
+
+
+class _Replay:
+    """An iterator's items, kept as they come, so that a second pass replays them and goes on
+    where the first stopped (a rule that finds its flip early leaves the rest unmade)."""
+
+    def __init__(self, items: Iterable):
+        self._it = iter(items)
+        self._seen: list = []
+
+    def __iter__(self) -> Iterator:
+        i = 0
+        while True:
+            if i == len(self._seen):
+                try:
+                    self._seen.append(next(self._it))
+                except StopIteration:
+                    return
+            yield self._seen[i]
+            i += 1
 
 
 JOINT_CLASS_LIMIT = 256  # at most this many joint readings are tried (5 pieces with 2 doubts each: 243)

@@ -76,6 +76,7 @@ class LazyPredicates(Mapping):
                  groups: Sequence[tuple[Iterable[str], Callable[["LazyPredicates"], Iterable[Predicate]]]]):
         self._first = {p.key: p for p in first}
         self._groups = [(frozenset(names), work) for names, work in groups]
+        self._where = {n: i for i, (names, _) in enumerate(self._groups) for n in names}
         self._done: dict[int, dict] = {}
 
     def _group(self, i: int) -> dict:
@@ -85,10 +86,11 @@ class LazyPredicates(Mapping):
         return got
 
     def _of_name(self, name: str) -> dict:
-        for i, (names, _) in enumerate(self._groups):
-            if name in names:
-                return self._group(i)
-        return self._first
+        i = self._where.get(name)
+        if i is None:
+            return self._first
+        got = self._done.get(i)
+        return got if got is not None else self._group(i)
 
     def named(self, name: str) -> list[Predicate]:
         """Every predicate of one name, working out only its group."""
@@ -96,6 +98,12 @@ class LazyPredicates(Mapping):
 
     def __getitem__(self, k: PredicateKey) -> Predicate:
         return self._of_name(k[0])[k]
+
+    def get(self, k: PredicateKey, default=None):  # a rule asks many a predicate that is absent
+        return self._of_name(k[0]).get(k, default)
+
+    def __contains__(self, k) -> bool:
+        return k in self._of_name(k[0])
 
     def _all(self) -> dict:
         out = dict(self._first)
