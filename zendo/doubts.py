@@ -70,8 +70,9 @@ log unchanged; this module knows nothing of cameras.
 from __future__ import annotations
 
 import json
+from copy import copy
 from dataclasses import replace
-from itertools import chain, combinations, combinations_with_replacement, product
+from itertools import chain, combinations, combinations_with_replacement, product, tee
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -698,21 +699,20 @@ class FactsCache:
         self.facts_of = facts_of
         self.cache: dict[tuple, KoanFacts] = {}
         self.colored: dict[tuple, KoanFacts] = {}  # (geometry, colours) -> facts, for the next rule
-        self.made: dict[tuple, _Replay] = {}  # (the koan, a doubt) -> its alternatives, as far as made
+        self.made: dict[tuple, Iterator] = {}  # (the koan, a doubt) -> its alternatives, as far as made
 
     def alternatives(self, pieces: Sequence[Piece], doubt: Mapping) -> Iterable[list[Piece]]:
         """`alternatives(pieces, doubt)`, each made once for every rule that asks: building them
         (pieces set at a gap, turned, nested) costs as much as a rule's reading of them."""
-        key = (tuple((q.id, q.color, q.size, q.position, q.rotation) for q in pieces),
-               json.dumps(doubt, sort_keys=True, default=str))
-        got = self.made.get(key)
-        if got is None:
-            got = self.made[key] = _Replay(alternatives(pieces, doubt))
-        return got
+        key = (_shape(pieces), _colors(pieces), json.dumps(doubt, sort_keys=True, default=str))
+        kept = self.made.get(key)
+        if kept is None:
+            kept = self.made[key] = tee(alternatives(pieces, doubt), 1)[0]  # never advanced itself
+        return copy(kept)  # from the first alternative: those made already, then the rest as asked for
 
     def __call__(self, alt: Sequence[Piece]) -> KoanFacts:
-        geo = tuple((q.id, q.size, q.position, q.rotation) for q in alt)
-        key = (geo, tuple(q.color for q in alt))
+        geo = _shape(alt)
+        key = (geo, _colors(alt))
         got = self.colored.get(key)
         if got is not None:
             return got
@@ -726,24 +726,13 @@ class FactsCache:
         return f
 
 
-class _Replay:
-    """An iterator's items, kept as they come, so that a second pass replays them and goes on
-    where the first stopped (a rule that finds its flip early leaves the rest unmade)."""
+def _shape(pieces: Sequence[Piece]) -> tuple:
+    """What a koan's relations depend on: each piece's id, size and pose (not its colour)."""
+    return tuple((q.id, q.size, q.position, q.rotation) for q in pieces)
 
-    def __init__(self, items: Iterable):
-        self._it = iter(items)
-        self._seen: list = []
 
-    def __iter__(self) -> Iterator:
-        i = 0
-        while True:
-            if i == len(self._seen):
-                try:
-                    self._seen.append(next(self._it))
-                except StopIteration:
-                    return
-            yield self._seen[i]
-            i += 1
+def _colors(pieces: Sequence[Piece]) -> tuple:
+    return tuple(q.color for q in pieces)
 
 
 JOINT_CLASS_LIMIT = 256  # at most this many joint readings are tried (5 pieces with 2 doubts each: 243)

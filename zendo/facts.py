@@ -75,22 +75,20 @@ class LazyPredicates(Mapping):
     def __init__(self, first: Iterable[Predicate],
                  groups: Sequence[tuple[Iterable[str], Callable[["LazyPredicates"], Iterable[Predicate]]]]):
         self._first = {p.key: p for p in first}
-        self._groups = [(frozenset(names), work) for names, work in groups]
-        self._where = {n: i for i, (names, _) in enumerate(self._groups) for n in names}
+        self._work = [work for _, work in groups]
+        self._where = {n: i for i, (names, _) in enumerate(groups) for n in names}
         self._done: dict[int, dict] = {}
+        self._whole: dict | None = None
 
     def _group(self, i: int) -> dict:
         got = self._done.get(i)
         if got is None:
-            got = self._done[i] = {p.key: p for p in self._groups[i][1](self)}
+            got = self._done[i] = {p.key: p for p in self._work[i](self)}
         return got
 
     def _of_name(self, name: str) -> dict:
         i = self._where.get(name)
-        if i is None:
-            return self._first
-        got = self._done.get(i)
-        return got if got is not None else self._group(i)
+        return self._first if i is None else self._group(i)
 
     def named(self, name: str) -> list[Predicate]:
         """Every predicate of one name, working out only its group."""
@@ -106,10 +104,11 @@ class LazyPredicates(Mapping):
         return k in self._of_name(k[0])
 
     def _all(self) -> dict:
-        out = dict(self._first)
-        for i in range(len(self._groups)):
-            out.update(self._group(i))
-        return out
+        if self._whole is None:
+            self._whole = dict(self._first)
+            for i in range(len(self._work)):
+                self._whole.update(self._group(i))
+        return self._whole
 
     def __iter__(self) -> Iterator[PredicateKey]:
         return iter(self._all())
