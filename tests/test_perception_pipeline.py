@@ -182,6 +182,41 @@ def test_bad_input_is_one_line(tmp_path, make, message):
     assert res.output.startswith("error:") and message in res.output and len(res.output.strip().splitlines()) == 1
 
 
+def _render_folder_with(folder: Path, d: Path, name: str, data: bytes | None) -> Path:
+    """A copy of a render folder with one file replaced by `data` (None: left out)."""
+    import shutil
+
+    bad = d / "bad"
+    bad.mkdir()
+    for n in ("color.png", "depth.png", "camera.json"):
+        if n != name:
+            shutil.copy(folder / n, bad / n)
+    if data is not None:
+        (bad / name).write_bytes(data)
+    return bad
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("depth.png", None, "not a render folder (missing depth.png)"),
+    ("color.png", None, "not a render folder (missing color.png)"),
+    ("depth.png", b"not a png", "depth.png is not an image"),
+    ("color.png", b"not a png", "color.png is not an image"),
+    ("depth.png", "colour", "depth.png is not 16-bit depth"),
+    ("camera.json", b"{", "camera.json is not JSON"),
+    ("camera.json", b'{"width": 640}', "camera.json has no 'height'"),
+    ("camera.json", b'{"width": 640, "height": 480, "fx": "wide", "fy": 1, "ppx": 1, "ppy": 1}',
+     "camera.json's intrinsics are not numbers"),
+])
+def test_a_broken_render_folder_names_the_file_in_one_line(table, tmp_path, capfd, name, data, message):
+    _, _, folder = table
+    if data == "colour":  # a colour picture where the depth should be
+        data = (folder / "color.png").read_bytes()
+    res = CliRunner().invoke(main, ["perceive", str(_render_folder_with(folder, tmp_path, name, data)), "--device", "cpu"])
+    assert res.exit_code == 2
+    assert res.output.startswith("error:") and message in res.output and len(res.output.strip().splitlines()) == 1
+    assert "WARN" not in capfd.readouterr().err  # nothing from OpenCV round the one line
+
+
 def test_zendo_eval_reports_every_figure(table, tmp_path):
     import shutil
 

@@ -329,21 +329,39 @@ class RenderFolderSource:
 
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
+        for name in ("camera.json", "color.png", "depth.png"):
+            # checked before OpenCV reads them: it prints its own warning for a missing image
+            if not (self.folder / name).is_file():
+                raise FrameSourceError(f"{self.folder}: not a render folder (missing {name})")
+        intr = self._intrinsics()
         try:
             import cv2
 
-            cam = json.loads((self.folder / "camera.json").read_text())
             color = cv2.imread(str(self.folder / "color.png"), cv2.IMREAD_COLOR)
             depth = cv2.imread(str(self.folder / "depth.png"), cv2.IMREAD_UNCHANGED)
-            intr = Intrinsics(int(cam["width"]), int(cam["height"]), cam["fx"], cam["fy"], cam["ppx"], cam["ppy"],
-                              float(cam.get("depth_units", 0.001)) * 1000.0)
-        except FileNotFoundError as exc:
-            raise FrameSourceError(f"{self.folder}: not a render folder (missing {Path(exc.filename).name})") from None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except OSError as exc:
             raise FrameSourceError(f"{self.folder}: unreadable render folder ({exc.__class__.__name__})") from None
-        if color is None or depth is None or depth.dtype != np.uint16 or color.shape[:2] != depth.shape:
-            raise FrameSourceError(f"{self.folder}: color.png / depth.png missing, corrupt or mismatched")
+        problem = ("color.png is not an image" if color is None else
+                   "depth.png is not an image" if depth is None else
+                   "depth.png is not 16-bit depth" if depth.dtype != np.uint16 or depth.ndim != 2 else
+                   "color.png and depth.png differ in size" if color.shape[:2] != depth.shape else None)
+        if problem:
+            raise FrameSourceError(f"{self.folder}: {problem}")
         self._frame = Frame(color[..., ::-1].copy(), depth, intr, 0.0, 0)
+
+    def _intrinsics(self) -> Intrinsics:
+        """camera.json's intrinsics; a one-line error naming what is wrong with it."""
+        try:
+            cam = json.loads((self.folder / "camera.json").read_text())
+        except (OSError, UnicodeDecodeError, ValueError):
+            raise FrameSourceError(f"{self.folder}: camera.json is not JSON") from None
+        try:
+            return Intrinsics(int(cam["width"]), int(cam["height"]), float(cam["fx"]), float(cam["fy"]),
+                              float(cam["ppx"]), float(cam["ppy"]), float(cam.get("depth_units", 0.001)) * 1000.0)
+        except KeyError as exc:
+            raise FrameSourceError(f"{self.folder}: camera.json has no {exc.args[0]!r}") from None
+        except (TypeError, ValueError, AttributeError):
+            raise FrameSourceError(f"{self.folder}: camera.json's intrinsics are not numbers") from None
 
     def frames(self) -> Iterator[Frame]:
         yield self._frame
