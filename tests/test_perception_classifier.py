@@ -322,3 +322,21 @@ def test_eval_classifier_scores_stones_apart_from_pyramids():
     assert out["pyramid_crops"] == 2 and out["stone_crops"] == 2 and out["background_crops"] == 1
     assert out["stone_recall_pct"] == 50.0 and out["pyramids_called_stone_pct"] == 50.0
     assert out["color_size_accuracy_pct"] == 50.0 and out["background_recall_pct"] == 100.0
+
+
+@pytest.mark.parametrize("command", [["train-classifier", "--epochs", "1", "--data"], ["eval-classifier", "--dataset"],
+                                     ["train-classifier", "--task", "colour", "--epochs", "1", "--data"]])
+def test_a_broken_render_folder_in_the_training_data_is_named_in_one_line(tmp_path, command):
+    from vision.eval import write_eval_set
+
+    data = write_eval_set(tmp_path / "cls", 2, seed=424243)
+    broken = sorted(p.parent for p in data.glob("*/truth.json"))[1]
+    (broken / "truth.json").write_text("{")
+    res = CliRunner().invoke(main, command + [str(data)])
+    assert res.exit_code == 2 and res.output.startswith("error:") and len(res.output.strip().splitlines()) == 1
+    assert f"{broken.name}/truth.json: not JSON" in res.output
+    (broken / "truth.json").write_text('{"scene": {"format": "zendo-scene/1", "pieces": []}, "objects": [], '
+                                       '"camera_to_table": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]}')
+    (broken / "depth.png").unlink()
+    res = CliRunner().invoke(main, command + [str(data)])
+    assert res.exit_code == 2 and "missing depth.png" in res.output and len(res.output.strip().splitlines()) == 1

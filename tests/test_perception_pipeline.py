@@ -217,6 +217,27 @@ def test_a_broken_render_folder_names_the_file_in_one_line(table, tmp_path, capf
     assert "WARN" not in capfd.readouterr().err  # nothing from OpenCV round the one line
 
 
+@pytest.mark.parametrize("truth, message", [
+    ("{", "truth.json: not JSON"),
+    ('{"objects": [], "camera_to_table": []}', "truth.json: no 'scene'"),
+    ('{"scene": {"format": "zendo-scene/1", "pieces": [{"id": "p1", "color": "pink", "size": "small",'
+     ' "position": [0, 0, 0]}]}, "objects": [], "camera_to_table": []}', "unknown colour 'pink'"),
+    ('{"scene": {"format": "zendo-scene/1", "pieces": []}, "objects": [], "camera_to_table": [1, 2]}',
+     "'camera_to_table' is not a 4 x 4 matrix"),
+])
+def test_zendo_eval_on_a_broken_truth_file_names_it_in_one_line(table, tmp_path, truth, message):
+    import shutil
+
+    _, _, folder = table
+    shutil.copytree(folder, tmp_path / "set" / "000001")
+    shutil.copytree(folder, tmp_path / "set" / "000002")
+    (tmp_path / "set" / "000002" / "truth.json").write_text(truth)
+    res = CliRunner().invoke(main, ["eval", "--dataset", str(tmp_path / "set"), "--device", "cpu"])
+    assert res.exit_code == 2
+    assert res.output.startswith("error:") and "000002" in res.output and message in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
 def test_zendo_eval_reports_every_figure(table, tmp_path):
     import shutil
 

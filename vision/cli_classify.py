@@ -13,13 +13,23 @@ import click
 
 
 def _folders(roots: tuple[str, ...]) -> list:
+    """Every render folder under the roots, each checked before the long work starts: a broken
+    one is named in one line, not met minutes in as a traceback."""
     from zendo.cli import UserError
 
     from .classify import render_folders
+    from .eval import TruthError, read_truth
+    from .frames import FrameSourceError, RenderFolderSource
 
     folders = [f for r in roots for f in render_folders(r)]
     if not folders:
         raise UserError(f"{', '.join(roots)}: no render folders with truth.json (make them with `zendo eval-set`)")
+    for f in folders:
+        try:
+            read_truth(f)
+            RenderFolderSource(f)
+        except (TruthError, FrameSourceError) as exc:
+            raise UserError(str(exc)) from None
     return folders
 
 

@@ -17,9 +17,10 @@ def _errors():
 
     from .classify import ClassifierError
     from .detect import DetectorError
+    from .eval import TruthError
     from .frames import FrameSourceError
 
-    return (FrameSourceError, DetectorError, ClassifierError, CalibrationError, FileNotFoundError)
+    return (FrameSourceError, DetectorError, ClassifierError, CalibrationError, FileNotFoundError, TruthError)
 
 
 def _classifier_option(f):

@@ -421,6 +421,39 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
     return out
 
 
+class TruthError(ValueError):
+    """A render folder's truth.json that `zendo eval` cannot score against."""
+
+
+def read_truth(folder: Path) -> dict:
+    """A render folder's truth.json, checked as far as scoring reads it: `zendo eval` reads every
+    one before the pipeline runs, so a broken set fails in a second with the file named, not
+    minutes in with a traceback."""
+    path = Path(folder) / "truth.json"
+    try:
+        truth = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise TruthError(f"{path}: not JSON") from None
+    if not isinstance(truth, dict):
+        raise TruthError(f"{path}: not a truth file from `zendo eval-set` (not a JSON object)")
+    for key in ("scene", "objects", "camera_to_table"):
+        if key not in truth:
+            raise TruthError(f"{path}: no {key!r} (not a truth file from `zendo eval-set`)")
+    try:
+        scene_from_dict(truth["scene"], check_geometry=False)
+    except ValueError as exc:
+        raise TruthError(f"{path}: {str(exc).splitlines()[0]}") from None
+    try:
+        np.asarray(truth["camera_to_table"], dtype=float).reshape(4, 4)
+    except (TypeError, ValueError):
+        raise TruthError(f"{path}: 'camera_to_table' is not a 4 x 4 matrix") from None
+    objects = truth["objects"]
+    if not isinstance(objects, list) or not all(
+            isinstance(o, dict) and {"id", "kind", "visible_px"} <= o.keys() for o in objects):
+        raise TruthError(f"{path}: 'objects' must list each object's id, kind and visible_px")
+    return truth
+
+
 def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = None, limit: int | None = None,
              progress: bool = True, conf: float = 0.25, classifier: str | Path | None = "default") -> dict:
     """Run the pipeline on every render folder under `dataset` (one folder, or several whose tables
@@ -440,6 +473,7 @@ def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = N
         folders += found
     if limit:
         folders = folders[:limit]
+    truths = [read_truth(f) for f in folders]
     det = Detector(weights or DEFAULT_WEIGHTS, device=device, conf=conf)
     det.warmup()
     cls = load_classifier(None if classifier == "default" else classifier) if classifier else None
@@ -450,11 +484,10 @@ def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = N
         from tqdm import tqdm
 
         it = tqdm(folders, desc="eval", leave=False)
-    for folder in it:
+    for folder, truth in zip(it, truths):
         frame = next(iter(RenderFolderSource(folder).frames()))
         pipe = Pipeline(det, classifier=cls)
         res = pipe.process(frame)
-        truth = json.loads((folder / "truth.json").read_text())
         frames.append(evaluate_frame(res.scene, pipe.table().matrix, truth, res.fits, rules))
         timings.append(res.timings_ms)
     out = summarise(frames, timings)
