@@ -1114,6 +1114,28 @@ def test_at_the_pictures_edge_a_smaller_unexplained_blob_is_a_missed_doubt():
     assert blob_at(70) == []  # the same blob in the middle is too small to be a piece
 
 
+def test_a_thin_unexplained_blob_standing_tall_is_a_missed_doubt():
+    """A small piece standing, seen from the side, is a thin wedge in depth: the 3 x 3 opening
+    that takes the noise off a blob leaves less of it than a piece's size line; its height tells
+    it from the noise (fresh tables 400184, 401136: a lone small read as nothing)."""
+    from vision.detect import Detections
+    from vision.doubts import MISSED_MIN_PX, THIN_STANDING_MM, missed_doubts
+
+    def wedge(height_mm: float) -> list[dict]:
+        pts = np.zeros((120, 160, 3), np.float32)
+        pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+        for k, row in enumerate(range(40, 60)):  # 1 px wide at its top, 5 at its foot
+            w = 1 + k // 5
+            pts[row, 80 - w // 2:80 - w // 2 + w, 2] = height_mm
+        return missed_doubts(Scene(), Detections.empty(), pts, np.ones((120, 160), bool))
+
+    area = sum(1 + k // 5 for k in range(20))
+    assert area >= MISSED_MIN_PX  # big enough as it stands, not once opened
+    (d,) = wedge(THIN_STANDING_MM + 5)
+    assert d["kind"] == "missed" and d["pixels"] == area
+    assert wedge(THIN_STANDING_MM - 5) == []  # as low as the noise on a far, dark table: nothing
+
+
 def _edge_patch(rise_mm: float, rgb_patch=(200, 30, 30), noise_mm: float = 1.0, seed: int = 0):
     """A grey table seen straight down (1 px per mm), noisy depth, and a patch of colour at the
     bottom edge of the picture standing `rise_mm` above the table."""
