@@ -13,13 +13,14 @@ import click
 
 
 def _folders(roots: tuple[str, ...]) -> list:
-    """Every render folder under the roots, each checked before the long work starts: a broken
-    one is named in one line, not met minutes in as a traceback."""
+    """Every render folder under the roots, each checked before the long work starts (its
+    truth.json and camera.json read, its images there; none decoded twice): a broken one is
+    named in one line, not met minutes in as a traceback."""
     from zendo.cli import UserError
 
     from .classify import render_folders
     from .eval import TruthError, read_truth
-    from .frames import FrameSourceError, RenderFolderSource
+    from .frames import FrameSourceError, render_folder_intrinsics
 
     folders = [f for r in roots for f in render_folders(r)]
     if not folders:
@@ -27,10 +28,23 @@ def _folders(roots: tuple[str, ...]) -> list:
     for f in folders:
         try:
             read_truth(f)
-            RenderFolderSource(f)
+            render_folder_intrinsics(f)
         except (TruthError, FrameSourceError) as exc:
             raise UserError(str(exc)) from None
     return folders
+
+
+def _reading(build, *args, **kwargs):
+    """build(*args, **kwargs), an image that will not decode a one-line error (the rest of each
+    folder was checked up front by `_folders`)."""
+    from zendo.cli import UserError
+
+    from .frames import FrameSourceError
+
+    try:
+        return build(*args, **kwargs)
+    except FrameSourceError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _examples(folders: list, det_conf: float, seed: int):
@@ -44,7 +58,7 @@ def _examples(folders: list, det_conf: float, seed: int):
         det = Detector(conf=det_conf)
     except DetectorError as exc:
         raise UserError(str(exc)) from None
-    return build_examples(folders, det, seed=seed)
+    return _reading(build_examples, folders, det, seed=seed)
 
 
 def _task_examples(folders: list, det_conf: float, seed: int, task: str):
@@ -147,14 +161,14 @@ def _train_colours(folders, roots, val_roots, epochs: int, seed: int, out: str |
     from .nets import save
 
     out = out or str(colors.DEFAULT_COLOR_MODEL)
-    x, y, _ = colors.build_samples(folders, seed=seed)
+    x, y, _ = _reading(colors.build_samples, folders, seed=seed)
     state, history = colors.train(x, y, epochs=epochs, seed=seed)
     meta = {"task": "colour", "data": list(roots), "frames": len(folders), "samples": int(len(x)), "epochs": epochs,
             "seed": seed, "history": history}
     save(state, out, meta)
     row = {"weights": out, "frames": len(folders), "samples": int(len(x)), "last": history[-1]}
     if val_roots:
-        row["val"] = colors.score(colors.ColorReader(out), *colors.build_samples(_folders(val_roots), seed=seed + 1))
+        row["val"] = colors.score(colors.ColorReader(out), *_reading(colors.build_samples, _folders(val_roots), seed=seed + 1))
     click.echo(json.dumps(row))
 
 
@@ -188,7 +202,7 @@ def eval_classifier(dataset: str, weights: str | None, orient_weights: str | Non
     if clf.orient_net is not None:
         out["orientation"] = score_orientation(clf, x[o >= 0], o[o >= 0])
     if reader is not None:
-        out["colour"] = colors.score(reader, *colors.build_samples(folders, seed=1, progress=False))
+        out["colour"] = colors.score(reader, *_reading(colors.build_samples, folders, seed=1, progress=False))
     click.echo(json.dumps(out, indent=2))
 
 

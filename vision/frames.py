@@ -324,23 +324,38 @@ class RealSensePipelineSource:
 # --------------------------------------------------------------------------- files and synthesis
 
 
+def render_folder_intrinsics(folder: str | Path) -> Intrinsics:
+    """A `zendo render` folder's camera intrinsics, once its three files are there: the cheap half
+    of reading one (no image decoded), for commands that check many folders before their work.
+    A one-line error names the file and what is wrong with it."""
+    folder = Path(folder)
+    for name in ("camera.json", "color.png", "depth.png"):
+        # checked before OpenCV reads them: it prints its own warning for a missing image
+        if not (folder / name).is_file():
+            raise FrameSourceError(f"{folder}: not a render folder (missing {name})")
+    try:
+        cam = json.loads((folder / "camera.json").read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise FrameSourceError(f"{folder}: camera.json is not JSON") from None
+    try:
+        return Intrinsics(int(cam["width"]), int(cam["height"]), float(cam["fx"]), float(cam["fy"]),
+                          float(cam["ppx"]), float(cam["ppy"]), float(cam.get("depth_units", 0.001)) * 1000.0)
+    except KeyError as exc:
+        raise FrameSourceError(f"{folder}: camera.json has no {exc.args[0]!r}") from None
+    except (TypeError, ValueError, AttributeError):
+        raise FrameSourceError(f"{folder}: camera.json's intrinsics are not numbers") from None
+
+
 class RenderFolderSource:
     """One frame from a `zendo render` folder (color.png, depth.png, camera.json)."""
 
     def __init__(self, folder: str | Path):
-        self.folder = Path(folder)
-        for name in ("camera.json", "color.png", "depth.png"):
-            # checked before OpenCV reads them: it prints its own warning for a missing image
-            if not (self.folder / name).is_file():
-                raise FrameSourceError(f"{self.folder}: not a render folder (missing {name})")
-        intr = self._intrinsics()
-        try:
-            import cv2
+        import cv2
 
-            color = cv2.imread(str(self.folder / "color.png"), cv2.IMREAD_COLOR)
-            depth = cv2.imread(str(self.folder / "depth.png"), cv2.IMREAD_UNCHANGED)
-        except OSError as exc:
-            raise FrameSourceError(f"{self.folder}: unreadable render folder ({exc.__class__.__name__})") from None
+        self.folder = Path(folder)
+        intr = render_folder_intrinsics(self.folder)
+        color = cv2.imread(str(self.folder / "color.png"), cv2.IMREAD_COLOR)
+        depth = cv2.imread(str(self.folder / "depth.png"), cv2.IMREAD_UNCHANGED)
         problem = ("color.png is not an image" if color is None else
                    "depth.png is not an image" if depth is None else
                    "depth.png is not 16-bit depth" if depth.dtype != np.uint16 or depth.ndim != 2 else
@@ -348,20 +363,6 @@ class RenderFolderSource:
         if problem:
             raise FrameSourceError(f"{self.folder}: {problem}")
         self._frame = Frame(color[..., ::-1].copy(), depth, intr, 0.0, 0)
-
-    def _intrinsics(self) -> Intrinsics:
-        """camera.json's intrinsics; a one-line error naming what is wrong with it."""
-        try:
-            cam = json.loads((self.folder / "camera.json").read_text())
-        except (OSError, UnicodeDecodeError, ValueError):
-            raise FrameSourceError(f"{self.folder}: camera.json is not JSON") from None
-        try:
-            return Intrinsics(int(cam["width"]), int(cam["height"]), float(cam["fx"]), float(cam["fy"]),
-                              float(cam["ppx"]), float(cam["ppy"]), float(cam.get("depth_units", 0.001)) * 1000.0)
-        except KeyError as exc:
-            raise FrameSourceError(f"{self.folder}: camera.json has no {exc.args[0]!r}") from None
-        except (TypeError, ValueError, AttributeError):
-            raise FrameSourceError(f"{self.folder}: camera.json's intrinsics are not numbers") from None
 
     def frames(self) -> Iterator[Frame]:
         yield self._frame
