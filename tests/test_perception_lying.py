@@ -106,3 +106,33 @@ def test_without_the_colour_model_no_rim_is_read(monkeypatch, tmp_path):
     r, frame, cal = render_table(truth)
     res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "yellow_small"))
     assert lying_added(res) == [] and len(res.scene.pieces) == 1
+
+
+def nest_doubts(truth, seen):
+    """The lying nests' test on a render of `truth` with only the piece `seen` read."""
+    from calibration.plane import height_map
+    from vision.towers import lying_small_stacks, points_up
+    from zendo.scene import Scene
+
+    r, frame, cal = render_table(truth)
+    return lying_small_stacks(frame, Scene((seen,)), points_up(height_map(frame, cal)), cal)
+
+
+@pytest.mark.parametrize("heading", [0, 90, 180])
+def test_a_small_read_where_two_lie_nested_may_be_the_inner_one_with_its_outer_one_round_its_tip(heading):
+    inner, outer = lying_tower([Spec("a", "yellow", "small"), Spec("b", "yellow", "small")], (0, 0), heading)
+    assert nest_doubts([inner, outer], inner) == [{"kind": "stacked", "piece": "a", "where": "under"}]
+
+
+@pytest.mark.parametrize("heading", [0, 90, 180])
+def test_a_small_read_where_two_lie_nested_may_be_the_outer_one_with_the_inner_one_in_it(heading):
+    """Fresh tables 400071 and 401232: a nest read as its outer piece alone left "exactly two
+    pieces" and "a piece pointing at another" wrong with no flag."""
+    inner, outer = lying_tower([Spec("a", "yellow", "small"), Spec("b", "yellow", "small")], (0, 0), heading)
+    assert nest_doubts([inner, outer], outer) == [{"kind": "stacked", "piece": "b", "where": "in"}]
+
+
+@pytest.mark.parametrize("heading", [0, 90, 180])
+def test_a_small_lying_alone_may_not_be_a_nest(heading):
+    lone = flat(Spec("c", "yellow", "small"), (0, 0), heading)
+    assert nest_doubts([lone], lone) == []

@@ -72,6 +72,7 @@ SMALLER_FREE_SPACE = 0.3  # and lie where the camera saw through no more than th
 FREE_SPACE_TOL_MM = 4.0
 LYING_STACK_GAIN = 10  # a lying small's nest of two smalls must explain this many more points (`lying_small_stacks`)
 LYING_STACK_FREE_SPACE = 0.25  # ... and lie where the camera saw through no more than this
+LYING_NEST_FREE_SPACE = 0.2  # ... or, the other one nested in it (its base out of the piece's), this
 LYING_STACK_REACH_MM = 30.0  # ... of the depth this near (x, y) the piece's middle
 COAXIAL_MM = 3.0  # a fitted piece this close to the axis (x, y) already stands in the tower
 GROUNDED_MM = 3.0
@@ -477,14 +478,19 @@ def _points(table_pts: np.ndarray, mask: np.ndarray) -> PointsUp:
 
 
 def lying_small_stacks(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
-    """A "stacked" doubt ("where": "under") for each small piece lying on the table where two
-    smalls nested one in the other, as the piece was read, explain LYING_STACK_GAIN more of the
-    depth round it than the piece alone, and lie where the camera saw through no more than
-    LYING_STACK_FREE_SPACE. Why a test, when lying mediums and larges get the doubt on sight
-    (vision.doubts.lying_stack_doubts): small ones are many and the doubt on every one cost 1.3
-    points of right marks flagged on 920000-; a nest of two smalls shows 5.5 mm more piece
-    along its axis and its rim, which depth sees. Tuning tables 920000- and 980000-, final
-    scenes: 4 of the 8 smalls read where two lay nested pass, and 7 of the 199 lying alone."""
+    """A "stacked" doubt for each small piece lying on the table where two smalls nested one in
+    the other explain LYING_STACK_GAIN more of the depth round it than the piece alone: the other
+    one round its tip ("where": "under": the piece read is the inner one, its outer one's walls
+    lost in its own), lying where the camera saw through no more than LYING_STACK_FREE_SPACE;
+    else the other one in it, its base out of the piece's ("where": "in": the piece read is the
+    outer one), within LYING_NEST_FREE_SPACE. Why a test, when lying mediums and larges get the
+    doubt on sight (vision.doubts.lying_stack_doubts): small ones are many and the doubt on every
+    one cost 1.3 points of right marks flagged on 920000-; a nest of two smalls shows 5.5 mm more
+    piece along its axis and its rim, which depth sees. Tuning tables, final scenes (session 48):
+    of 461 smalls lying alone, 20 pass the first test and 7 more the second; of 117 smalls read
+    where a nest of two or three lay (tuning and fresh tables 400000-401799), 57 pass the first
+    and 28 more the second (fresh 400071, 401232: a nest read as its outer piece, "exactly two
+    pieces" and "a piece pointing at another" wrong and unflagged)."""
     pieces = list(scene.pieces)
     lying = [p for p in pieces if p.size == "small" and lies_on_table(p, RelationsConfig())]
     if not lying:
@@ -497,12 +503,14 @@ def lying_small_stacks(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
         if len(pts) < LYING_STACK_GAIN:
             continue
         near = around(p, pieces, pts)
-        stack = [_at(p, p.origin + p.axis * lift), replace(p, id=f"{p.id}-stack")]
-        if near.gain(stack, near.others) < LYING_STACK_GAIN:
-            continue
-        if max(_free_space(q.size, q.matrix, q.origin, frame.depth_mm, table.to_camera, frame.intrinsics,
-                           FREE_SPACE_TOL_MM) for q in stack) <= LYING_STACK_FREE_SPACE:
-            out.append({"kind": "stacked", "piece": p.id, "where": "under"})
+        tip = [_at(p, p.origin + p.axis * lift), replace(p, id=f"{p.id}-stack")]
+        base = [p, _at(p, p.origin - p.axis * lift, pid=f"{p.id}-stack")]
+        for where, stack, limit in (("under", tip, LYING_STACK_FREE_SPACE), ("in", base, LYING_NEST_FREE_SPACE)):
+            if near.gain(stack, near.others) >= LYING_STACK_GAIN and max(
+                    _free_space(q.size, q.matrix, q.origin, frame.depth_mm, table.to_camera, frame.intrinsics,
+                                FREE_SPACE_TOL_MM) for q in stack) <= limit:
+                out.append({"kind": "stacked", "piece": p.id, "where": where})
+                break
     return out
 
 

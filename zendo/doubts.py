@@ -5,7 +5,8 @@ boundary (facts.py: the judgment band), perception has doubts of its own, and ea
 alternative koan:
 
 - "class": a piece might be another colour or size (the classifier's runner-up was close, or
-  the picture's edge cuts the piece, `"why": "cut"`); a piece read too small is fitted to the
+  the picture's edge cuts the piece, `"why": "cut"`, or its size rests on little: few depth
+  points of its own, `"why": "few"`, or found on a tower's top, `"why": "on"`); a piece read too small is fitted to the
   top of what the camera saw, so a larger reading is also tried set down on the table
   (`read_as`);
 - "absent": a piece might not be there at all (a weak detection, a piece nested in a lying one,
@@ -29,7 +30,8 @@ alternative koan:
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
   a tower of two of a size from one piece: the upper one sits 5.5 mm higher, 1.5 mm across its
-  faces);
+  faces), or ("where": "in") lie nested in it, its base 5.5 mm out of the piece's (a small read
+  where two lay one in the other, the outer one seen);
 - "tower": an upright large piece may be a tower of smaller pieces (two or three mediums and
   smalls, bottom first in "towers"): such a tower's outline is nearly a large one's (the sizes
   are similar shapes and its top stands within a few millimetres of a large one's), so depth
@@ -142,6 +144,10 @@ def describe(d: Mapping) -> str:
     k = d["kind"]
     if k == "class" and d.get("why") == "cut":
         return f"{d['piece']} may be {d['color']} {d['size']}: the picture's edge cuts it off"
+    if k == "class" and d.get("why") == "few":
+        return f"{d['piece']} may be {d['color']} {d['size']}: the camera saw little of it"
+    if k == "class" and d.get("why") == "on":
+        return f"{d['piece']} may be {d['color']} {d['size']}: it was found on a tower's top"
     if k == "class":
         return f"{d['piece']} may be {d['color']} {d['size']}"
     if k == "absent":
@@ -189,6 +195,8 @@ def describe(d: Mapping) -> str:
         shown = " or ".join(" on ".join(reversed(t)) for t in d["towers"])
         return f"{d['piece']} may be a tower of smaller pieces ({shown})"
     if k == "stacked":
+        if d.get("where") == "in":
+            return f"another piece of {d['piece']}'s size may be nested in it"
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
     if d.get("seen") == "stone":
         why = ("looks partly like a pyramid to the classifier" if "p" in d  # vision.doubts.stone_doubts
@@ -279,6 +287,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         if doubt.get("where") == "under":  # p stands on the other one: lifted onto its tip
             other = replace(p, id=f"{p.id}-stack")
             rest = [_shifted(q, lift) if q.id == p.id else q for q in pieces]
+        elif doubt.get("where") == "in":  # the other one lies in p, its base out of p's
+            other = _shifted(replace(p, id=f"{p.id}-stack"), -lift)
+            rest = list(pieces)
         else:
             other = _shifted(replace(p, id=f"{p.id}-stack"), lift)
             rest = list(pieces)
