@@ -1281,41 +1281,6 @@ def test_a_piece_the_pictures_edge_cuts_may_be_larger_than_it_shows():
     assert m.doubts[0]["text"].endswith("the picture's edge cuts it off")
 
 
-@pytest.mark.parametrize("n_points,doubted", [(0, True), (45, True), (59, True), (60, False), (400, False)])
-def test_a_piece_the_camera_saw_little_of_may_be_any_size(n_points, doubted):
-    """Fresh tables: a piece fitted from under 60 depth points of its own was read in the wrong
-    class 11-29 % of the time, mostly its size (400359, 400930: marks wrong and unflagged)."""
-    from vision.doubts import loose_size_doubts
-    from vision.pose import PieceFit
-
-    p = lone("green", "medium")
-    got = loose_size_doubts([PieceFit(p, 1.0, n_points, 0.1, "tilted", 0.9, 0)])
-    want = [("class", "green", "small", "few"), ("class", "green", "large", "few")] if doubted else []
-    assert [(d["kind"], d["color"], d["size"], d["why"]) for d in got] == want
-
-
-def test_a_nested_piece_with_no_depth_of_its_own_is_not_doubted_for_it():
-    from vision.doubts import loose_size_doubts
-    from vision.pose import PieceFit
-
-    assert loose_size_doubts([PieceFit(lone("red", "small"), 1.0, 0, 0.0, "nested", 0.9, -1)]) == []
-
-
-def test_a_piece_found_on_a_towers_top_may_be_any_size():
-    """Fresh 400114 and 400522: a large on a large, the lower one showing as a band, read as a
-    small on the tip; "it contains at least one small piece" was marked wrong and unflagged."""
-    from vision.doubts import loose_size_doubts
-    from vision.pose import PieceFit
-
-    base = lone("red", "large")
-    top = replace(lone("yellow", "small"), id="p2", position=(0.0, 0.0, 24.7))
-    got = loose_size_doubts([PieceFit(base, 1.0, 400, 0.1, "tilted", 0.9, 0), PieceFit(top, 1.0, 268, 0.1, "tower on", 0.9, 1)])
-    assert [(d["piece"], d["size"], d["why"]) for d in got] == [("p2", "medium", "on"), ("p2", "large", "on")]
-    m = judged("it contains at least one small piece", [base, top], got)
-    assert m.mark == "white" and m.judgment_call
-    assert m.doubts[0]["text"] == "p2 may be yellow medium: it was found on a tower's top"
-
-
 def test_a_rendered_piece_lying_just_out_of_view_is_told_to_the_master_by_its_colour():
     """The synthetic camera: a red large lying flat, pointing at the camera, beyond the bottom
     edge of the picture but for a sliver (under the 60 px a piece needs to be found)."""

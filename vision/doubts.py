@@ -61,7 +61,6 @@ MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part ins
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 ORIENT_ALT_P = 0.2
 FEW_POINTS = 100  # a piece fitted from fewer depth points of its own is loose in pose: see `orientation_doubts`
-SIZE_FEW_POINTS = 60  # ... and, from fewer than this, in size: see `loose_size_doubts`
 # the colour sliver at the picture's edge (`edge_color_blobs`), set on the tuning tables: of 18
 # such blobs on 120 tables, 8 were pieces and 10 the table's own pattern (checks, stripes); the
 # rise over the table around it kept 7 of the pieces and 2 of the patterns
@@ -98,28 +97,6 @@ def class_doubts(fits, verdicts) -> list[dict]:
             if (color, size) not in seen:
                 seen.add((color, size))
                 out.append({"kind": "class", "piece": p.id, "color": color, "size": size, "p": round(prob, 3)})
-    return out
-
-
-def loose_size_doubts(fits) -> list[dict]:
-    """A "class" doubt of each other size, in the colour read, for each piece fitted from fewer
-    than SIZE_FEW_POINTS depth points of its own (`"why": "few"`; nested pieces, with none by
-    design, excepted) and each piece the towers stage added on top of one (`"why": "on"`).
-
-    Why: these sizes rest on little. On 1,200 fresh tables (session 47's build) a piece fitted
-    from under 30 points was read in the wrong class 29 % of the time, from 30 to 59 points 11 %,
-    from 100 or more 2-4 %, nearly all of it the size; a piece added on a tower's top 22 %, most
-    of it the size too (a large on a large, its lower one showing as a band, read as a small on
-    the tip: fresh 400114 and 400522, "contains a small piece" wrong and unflagged). Tuning sets:
-    right marks flagged 46.19 -> 46.52 %; fresh tables: 5 of the 52 wrong marks left unflagged
-    are flagged now."""
-    out = []
-    for f in fits:
-        p = f.piece
-        why = "on" if f.hypothesis == "tower on" else "few" if f.hypothesis != "nested" and f.n_points < SIZE_FEW_POINTS else None
-        if why:
-            out += [{"kind": "class", "piece": p.id, "color": p.color, "size": s, "why": why}
-                    for s in PYRAMID_SIZES if s != p.size]
     return out
 
 
@@ -563,8 +540,7 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         weak = {d["piece"] for d in absent}
         absent += [d for d in more if d["piece"] not in weak]
     doubts = without_repeats(
-        class_doubts(fits, verdicts) + cut_doubts(fits, detections, valid.shape) + loose_size_doubts(fits)
-        + absent + covers(scene.pieces)
+        class_doubts(fits, verdicts) + cut_doubts(fits, detections, valid.shape) + absent + covers(scene.pieces)
         + misfit_doubts(fits)
         + orientation_doubts(fits, detections)
         + missed_doubts(scene, detections, table_pts, valid, rgb) + stone_doubts(scene, detections, verdicts, table_pts, valid)

@@ -5,8 +5,7 @@ boundary (facts.py: the judgment band), perception has doubts of its own, and ea
 alternative koan:
 
 - "class": a piece might be another colour or size (the classifier's runner-up was close, or
-  the picture's edge cuts the piece, `"why": "cut"`, or its size rests on little: few depth
-  points of its own, `"why": "few"`, or found on a tower's top, `"why": "on"`); a piece read too small is fitted to the
+  the picture's edge cuts the piece, `"why": "cut"`); a piece read too small is fitted to the
   top of what the camera saw, so a larger reading is also tried set down on the table
   (`read_as`);
 - "absent": a piece might not be there at all (a weak detection, a piece nested in a lying one,
@@ -144,10 +143,6 @@ def describe(d: Mapping) -> str:
     k = d["kind"]
     if k == "class" and d.get("why") == "cut":
         return f"{d['piece']} may be {d['color']} {d['size']}: the picture's edge cuts it off"
-    if k == "class" and d.get("why") == "few":
-        return f"{d['piece']} may be {d['color']} {d['size']}: the camera saw little of it"
-    if k == "class" and d.get("why") == "on":
-        return f"{d['piece']} may be {d['color']} {d['size']}: it was found on a tower's top"
     if k == "class":
         return f"{d['piece']} may be {d['color']} {d['size']}"
     if k == "absent":
