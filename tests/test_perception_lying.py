@@ -126,7 +126,7 @@ def test_a_small_read_where_two_lie_nested_may_be_the_inner_one_with_its_outer_o
 
 @pytest.mark.parametrize("heading", [0, 90, 180])
 def test_a_small_read_where_two_lie_nested_may_be_the_outer_one_with_the_inner_one_in_it(heading):
-    """Fresh tables 400071 and 401232: a nest read as its outer piece alone left "exactly two
+    """Fresh tables 400405 and 401232: a nest read as its outer piece alone left "exactly two
     pieces" and "a piece pointing at another" wrong with no flag."""
     inner, outer = lying_tower([Spec("a", "yellow", "small"), Spec("b", "yellow", "small")], (0, 0), heading)
     assert nest_doubts([inner, outer], outer) == [{"kind": "stacked", "piece": "b", "where": "in"}]

@@ -489,8 +489,9 @@ def lying_small_stacks(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
     piece along its axis and its rim, which depth sees. Tuning tables, final scenes (session 48):
     of 461 smalls lying alone, 20 pass the first test and 7 more the second; of 117 smalls read
     where a nest of two or three lay (tuning and fresh tables 400000-401799), 57 pass the first
-    and 28 more the second (fresh 400071, 401232: a nest read as its outer piece, "exactly two
-    pieces" and "a piece pointing at another" wrong and unflagged)."""
+    and 28 more the second (fresh 400405, 401232: a nest read as its outer piece, "exactly two
+    pieces" and "a piece pointing at another" wrong and unflagged; a nest of three, 400071,
+    explains 10 more points but lies 0.207 where the camera saw through)."""
     pieces = list(scene.pieces)
     lying = [p for p in pieces if p.size == "small" and lies_on_table(p, RelationsConfig())]
     if not lying:
