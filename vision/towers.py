@@ -218,13 +218,16 @@ def _gain(c: Candidate, base: Piece, near: Around) -> Candidate:
     return replace(c, gain=near.gain([c.added], kept))
 
 
+def _seen_through(pieces: list[Piece], depth_mm, to_cam, intr) -> float:
+    """The largest share of any of these pieces that lies where the camera saw through."""
+    return max(_free_space(q.size, q.matrix, q.origin, depth_mm, to_cam, intr, FREE_SPACE_TOL_MM) for q in pieces)
+
+
 def _with_free_space(c: Candidate, base: Piece, depth_mm, to_cam, intr) -> Candidate:
     """The candidate with the larger share of the added piece, or of the base where the tower
     moves it, that lies where the camera saw through."""
-    fs = _free_space(c.added.size, c.added.matrix, c.added.origin, depth_mm, to_cam, intr, FREE_SPACE_TOL_MM)
-    if c.moved is not base:
-        fs = max(fs, _free_space(c.moved.size, c.moved.matrix, c.moved.origin, depth_mm, to_cam, intr, FREE_SPACE_TOL_MM))
-    return replace(c, free_space=fs)
+    moved = [] if c.moved is base else [c.moved]
+    return replace(c, free_space=_seen_through([c.added] + moved, depth_mm, to_cam, intr))
 
 
 def scored_candidates(base: Piece, pieces: list[Piece], near: Around, new_id: str) -> list[Candidate]:
@@ -248,8 +251,7 @@ def smaller_tower_doubt(base: Piece, near: Around, depth_mm, to_cam, intr) -> di
         gain = near.gain(stack, near.others)
         if gain < SMALLER_MIN_GAIN:
             continue
-        if max(_free_space(q.size, q.matrix, q.origin, depth_mm, to_cam, intr, FREE_SPACE_TOL_MM)
-               for q in stack) <= SMALLER_FREE_SPACE:
+        if _seen_through(stack, depth_mm, to_cam, intr) <= SMALLER_FREE_SPACE:
             found.append((gain, sizes))
     if not found:
         return None
@@ -507,9 +509,8 @@ def lying_small_stacks(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
         tip = [_at(p, p.origin + p.axis * lift), replace(p, id=f"{p.id}-stack")]
         base = [p, _at(p, p.origin - p.axis * lift, pid=f"{p.id}-stack")]
         for where, stack, limit in (("under", tip, LYING_STACK_FREE_SPACE), ("in", base, LYING_NEST_FREE_SPACE)):
-            if near.gain(stack, near.others) >= LYING_STACK_GAIN and max(
-                    _free_space(q.size, q.matrix, q.origin, frame.depth_mm, table.to_camera, frame.intrinsics,
-                                FREE_SPACE_TOL_MM) for q in stack) <= limit:
+            if (near.gain(stack, near.others) >= LYING_STACK_GAIN
+                    and _seen_through(stack, frame.depth_mm, table.to_camera, frame.intrinsics) <= limit):
                 out.append({"kind": "stacked", "piece": p.id, "where": where})
                 break
     return out

@@ -282,11 +282,8 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         if doubt.get("where") == "under":  # p stands on the other one: lifted onto its tip
             other = replace(p, id=f"{p.id}-stack")
             rest = [_shifted(q, lift) if q.id == p.id else q for q in pieces]
-        elif doubt.get("where") == "in":  # the other one lies in p, its base out of p's
-            other = _shifted(replace(p, id=f"{p.id}-stack"), -lift)
-            rest = list(pieces)
-        else:
-            other = _shifted(replace(p, id=f"{p.id}-stack"), lift)
+        else:  # the other one on p's tip, or ("in") lying in p, its base out of p's
+            other = _shifted(replace(p, id=f"{p.id}-stack"), -lift if doubt.get("where") == "in" else lift)
             rest = list(pieces)
         for c in RAINBOW_COLORS:
             yield rest + [replace(other, color=c)]
