@@ -54,6 +54,33 @@ def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, 
     return out
 
 
+def time_stream(frames_and_cals, setup, workers: int, repeat: int = 5) -> dict:
+    """Frames a second when `workers` processes read a stream (vision/parallel.py): the
+    (frame, calibration) pairs `repeat` times over, tracked in order as a camera's stream is,
+    after every worker has started and read a first frame. `ms_per_frame` is the stream's wall
+    time over its frames; `worker_frame` is what each frame took inside its worker (its
+    latency, which workers sharing cores and a GPU stretch)."""
+    from .parallel import FramePool
+    from .pipeline import PipelineConfig, Tracker, tracked
+
+    pairs = list(frames_and_cals)
+    with FramePool(setup, workers) as pool:
+        pool.start()
+        for _ in pool.map(pairs * max(1, -(-2 * workers // len(pairs)))):
+            pass  # warm: every worker's nets and compiled kernels have run
+        tracker = Tracker(setup.cfg or PipelineConfig(conf=setup.conf))
+        inside = []
+        t0 = time.perf_counter()
+        for r in pool.map(pairs * repeat):
+            r = tracked(r, tracker)
+            inside.append(sum(v for k, v in r.timings_ms.items() if k not in ("calibrate", "total")))
+        wall = time.perf_counter() - t0
+    return {"workers": workers, "threads_per_worker": setup.threads, "frames": len(inside),
+            "ms_per_frame": round(wall * 1000 / len(inside), 1), "frames_per_s": round(len(inside) / wall, 1),
+            "worker_frame": latency_stats(inside, 1),
+            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"}
+
+
 def run(n_tables: int = 3, repeat: int = 5, device: str | None = None) -> dict:
     """Render a few held-out tables and time every stage on this machine."""
     from calibration.plane import fit_table
@@ -89,6 +116,9 @@ def _main() -> None:
     ap.add_argument("--device", default=None)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--runtime", default="auto", choices=["auto", "torch", "onnx"])
+    ap.add_argument("--workers", type=int, nargs="*", default=None,
+                    help="time a stream read by this many worker processes (several counts: one run each)")
+    ap.add_argument("--threads", type=int, default=None, help="cores per worker (default: the cores / workers)")
     a = ap.parse_args()
     pairs = []
     for f in a.folders:
@@ -97,6 +127,14 @@ def _main() -> None:
         # what `zendo calibrate --out` writes (zendo-calibration/1), or its table part alone
         cal = TableCalibration.from_dict(saved.get("table", saved))
         pairs.append((frame, cal))
+    if a.workers:
+        from .detect import DEFAULT_WEIGHTS
+        from .parallel import WorkerSetup, default_threads
+
+        out = [time_stream(pairs, WorkerSetup(str(DEFAULT_WEIGHTS), a.device, threads=a.threads or default_threads(n)),
+                           n, a.repeat) for n in a.workers]
+        print(json.dumps(out, indent=2))
+        return
     print(json.dumps(time_frames(pairs, device=a.device, repeat=a.repeat, runtime=a.runtime), indent=2))
 
 

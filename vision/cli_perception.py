@@ -5,6 +5,7 @@ Kept apart from vision/cli.py (the renderer's commands) so each area owns its ow
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from pathlib import Path
@@ -19,8 +20,10 @@ def _errors():
     from .detect import DetectorError
     from .eval import TruthError
     from .frames import FrameSourceError
+    from .parallel import WorkerError
 
-    return (FrameSourceError, DetectorError, ClassifierError, CalibrationError, FileNotFoundError, TruthError)
+    return (FrameSourceError, DetectorError, ClassifierError, CalibrationError, FileNotFoundError, TruthError,
+            WorkerError)
 
 
 def _classifier_option(f):
@@ -44,9 +47,11 @@ def _classifier(path: str | None, off: bool):
 @click.option("--device", default=None, help="cpu or cuda:0 (default: cuda when available).")
 @click.option("--conf", type=click.FloatRange(0.0, 1.0), default=0.25, help="Detection confidence threshold.")
 @click.option("--report/--no-report", default=False, help="Add per-piece fit reports and timings under 'perception'.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1,
+              help="Read a recording's frames in this many processes at once (the same tables, more frames a second).")
 @_classifier_option
 def perceive(source: str, weights: str | None, cal_path: str | None, max_frames: int | None, device: str | None,
-             conf: float, report: bool, classifier_path: str | None, no_classifier: bool) -> None:
+             conf: float, report: bool, workers: int, classifier_path: str | None, no_classifier: bool) -> None:
     """The table seen in SOURCE as zendo-scene/1 on stdout.
 
     SOURCE: a folder written by `zendo render` (color.png, depth.png, camera.json), a .db3
@@ -71,10 +76,12 @@ def perceive(source: str, weights: str | None, cal_path: str | None, max_frames:
         last = None
         events = []
         try:
-            for i, frame in enumerate(src.frames()):
-                if max_frames is not None and i >= max_frames:
-                    break
-                last = pipe.process(frame)
+            frames = itertools.islice(src.frames(), max_frames)
+            if workers > 1:
+                results = _in_workers(frames, pipe, det, workers, classifier_path, no_classifier)
+            else:
+                results = map(pipe.process, frames)
+            for last in results:
                 events.extend(last.events)
         finally:
             src.close()
@@ -100,6 +107,25 @@ def perceive(source: str, weights: str | None, cal_path: str | None, max_frames:
         if doubts:  # what the camera may have got wrong (zendo/doubts.py); readers ignore extra keys
             doc["doubts"] = doubts
     click.echo(json.dumps(doc, indent=2))
+
+
+def _in_workers(frames, pipe, det, workers: int, classifier_path: str | None, no_classifier: bool):
+    """The frames' results read by `workers` processes (vision/parallel.py), each building the
+    pipeline `pipe` is from the same weights and settings; `pipe` keeps the calibration used
+    (measured from the first frame unless one was given)."""
+    from calibration.plane import fit_table
+
+    from .parallel import WorkerSetup, default_threads, perceive_stream
+
+    frames = iter(frames)
+    first = next(frames, None)
+    if first is None:
+        return
+    if pipe.calibration is None:
+        pipe.calibration, _ = fit_table(first)
+    setup = WorkerSetup(str(det.weights), det.device, det.conf,
+                        None if no_classifier else (classifier_path or "default"), default_threads(workers), pipe.cfg)
+    yield from perceive_stream(itertools.chain([first], frames), setup, workers, pipe.calibration)
 
 
 @click.command("train-data")

@@ -61,6 +61,9 @@ def made_from(copy: str | Path, weights: str | Path) -> bool:
     return meta.get(SOURCE_KEY) == sha256(weights)
 
 
+SESSION_THREADS: int | None = None  # ONNX Runtime's threads per session; None: its default (the cores)
+
+
 def cpu_session(model):
     """An ONNX Runtime session on the CPU for a model (a path or serialized bytes), its worker
     threads not spinning after a run: by default they do, and take the second core of a 2-core
@@ -70,6 +73,8 @@ def cpu_session(model):
 
     opts = onnxruntime.SessionOptions()
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if SESSION_THREADS:
+        opts.intra_op_num_threads = SESSION_THREADS
     return onnxruntime.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
 
 

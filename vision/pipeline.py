@@ -277,6 +277,17 @@ def _net_orientations(fits, det: Detections) -> dict[str, np.ndarray]:
     return {pid: p for pid, p in read.items() if p is not None}
 
 
+def tracked(result: FrameResult, tracker: Tracker) -> FrameResult:
+    """A perceived frame taken into the tracks (frames must come in order): its smoothed scene,
+    the koans settled now and the events it raises; the tracking lap joins its timings (and
+    their total)."""
+    t0 = time.perf_counter()
+    scene, settled, events = tracker.update(result.scene, result.frame_index, result.timestamp_ms)
+    ms = (time.perf_counter() - t0) * 1000
+    timings = {**result.timings_ms, "track": round(ms, 2), "total": round(result.timings_ms.get("total", 0.0) + ms, 2)}
+    return replace(result, tracked=scene, timings_ms=timings, settled=settled, events=events)
+
+
 class Pipeline:
     """Frames in, tables out. Calibration is measured from the first frame unless one is given."""
 
@@ -303,6 +314,14 @@ class Pipeline:
         return getattr(cal, "table", cal)
 
     def process(self, frame: Frame) -> FrameResult:
+        """One frame perceived and tracked: what a camera's stream pays per frame."""
+        return self.track(self.perceive(frame))
+
+    def perceive(self, frame: Frame) -> FrameResult:
+        """One frame read on its own, with no history: its `tracked` scene is its own scene and it
+        raises no events until `track` has seen it. Why apart from tracking: frames are
+        independent up to here, so several processes can read a stream's frames at once
+        (vision/parallel.py), and the tracker then takes them in order."""
         from calibration.plane import fit_table, height_map
 
         watch = _Stopwatch()
@@ -374,10 +393,11 @@ class Pipeline:
             stage_doubts += lying_small_stacks(frame, scene, up, table)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color)
         watch.lap("doubts")
-        tracked, settled, events = self.tracker.update(scene, frame.index, frame.timestamp_ms)
-        watch.lap("track")
-        return FrameResult(frame.index, frame.timestamp_ms, scene, tracked, det, tuple(fits), watch.timings(),
-                           settled, events)
+        return FrameResult(frame.index, frame.timestamp_ms, scene, scene, det, tuple(fits), watch.timings())
+
+    def track(self, result: FrameResult) -> FrameResult:
+        """A perceived frame taken into this pipeline's tracks (`tracked`)."""
+        return tracked(result, self.tracker)
 
     @staticmethod
     def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stage_doubts: list[dict],

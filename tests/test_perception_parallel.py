@@ -1,0 +1,103 @@
+"""Perception (issue 6), a stream read by several processes (vision/parallel.py): the tables,
+settled koans and events are the sequential pipeline's, frame for frame and in order; a worker
+that cannot start is a one-line error. Runs on a CPU with the committed weights."""
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from vision.detect import DEFAULT_WEIGHTS
+from zendo.cli import main
+
+DEMO_FRAMES = 12  # the bundled recording's frames; a koan settles within them
+
+
+def _demo_frames(n: int = DEMO_FRAMES):
+    from vision.frames import open_source
+
+    src = open_source("demo")
+    try:
+        return list(itertools.islice(src.frames(), n))
+    finally:
+        src.close()
+
+
+def _reading(r) -> dict:
+    """All a frame's result says about the table (its timings apart)."""
+    return {"index": r.frame_index, "scene": r.scene.to_dict(), "tracked": r.tracked.to_dict(),
+            "perception": r.tracked.extra.get("perception"), "settled": r.settled, "events": r.events}
+
+
+@pytest.fixture(scope="module")
+def both_ways():
+    """The demo recording read by one pipeline frame after frame, and by two worker processes."""
+    from vision.detect import Detector
+    from vision.parallel import WorkerSetup, perceive_stream
+    from vision.pipeline import Pipeline
+
+    frames = _demo_frames()
+    one = list(Pipeline(Detector(DEFAULT_WEIGHTS, device="cpu")).run(frames))
+    two = list(perceive_stream(frames, WorkerSetup(str(DEFAULT_WEIGHTS), "cpu", threads=1), workers=2))
+    return one, two
+
+
+def test_frames_read_by_two_workers_are_the_tables_one_pipeline_reads(both_ways):
+    one, two = both_ways
+    assert len(one) == len(two) == DEMO_FRAMES
+    for a, b in zip(one, two):
+        assert _reading(a) == _reading(b), a.frame_index
+
+
+def test_the_tracker_takes_the_workers_frames_in_their_order(both_ways):
+    """Settling is timed over the frames in order: the koan settles on the same frame both ways."""
+    one, two = both_ways
+    assert [r.frame_index for r in two] == list(range(DEMO_FRAMES))
+    settled_at = [[r.frame_index for r in rs if any(e["event"] == "settled" for e in r.events)] for rs in (one, two)]
+    assert settled_at[0] and settled_at[0] == settled_at[1]
+
+
+def test_perceiving_then_tracking_is_processing():
+    from vision.detect import Detector
+    from vision.pipeline import Pipeline
+
+    frames = _demo_frames(3)
+    det = Detector(DEFAULT_WEIGHTS, device="cpu")
+    whole, apart = Pipeline(det), Pipeline(det)
+    for f in frames:
+        a, b = whole.process(f), apart.track(apart.perceive(f))
+        assert _reading(a) == _reading(b)
+        assert b.timings_ms["total"] >= b.timings_ms["track"] > 0
+
+
+def test_zendo_perceive_with_workers_prints_the_table_it_prints_without():
+    args = ["perceive", "demo", "--device", "cpu", "--frames", "4"]
+    alone, shared = (CliRunner().invoke(main, args + more) for more in ([], ["--workers", "2"]))
+    assert alone.exit_code == 0 and shared.exit_code == 0, (alone.output, shared.output)
+    assert json.loads(alone.output) == json.loads(shared.output)
+
+
+def test_a_worker_without_weights_is_a_one_line_error(tmp_path):
+    from vision.parallel import FramePool, WorkerError, WorkerSetup
+
+    with pytest.raises(WorkerError, match="no detector weights") as err:
+        FramePool(WorkerSetup(str(tmp_path / "gone.pt")), 2)
+    assert "\n" not in str(err.value)
+
+
+def test_a_worker_that_cannot_load_its_weights_is_a_one_line_error(tmp_path, capfd):
+    """The weights are there but broken: the worker fails as it starts; the caller gets one line
+    that names the file, and no traceback is printed."""
+    from vision.parallel import FramePool, WorkerError, WorkerSetup
+
+    broken = tmp_path / "broken.pt"
+    broken.write_bytes(b"not a model")
+    with FramePool(WorkerSetup(str(broken), "cpu"), 1) as pool:
+        with pytest.raises(WorkerError, match="could not start: DetectorError: .*broken.pt: cannot load") as err:
+            pool.start()
+        with pytest.raises(WorkerError, match="could not start"):
+            list(pool.map([(None, None)]))
+    assert "\n" not in str(err.value)
+    assert "Traceback" not in capfd.readouterr().err

@@ -1,0 +1,182 @@
+"""A stream's frames read by several processes at once, then tracked in order (`perceive_stream`).
+
+Why across frames and not within one: a frame's perception is a chain of stages that each need
+the one before (detection, the crop nets, the fit, towers, nests, doubts …), mostly Python and
+small numpy arrays that hold the interpreter's lock, so one frame does not spread over cores;
+frames do. Each worker process holds a whole `Pipeline` (its own detector and crop nets, on the
+GPU when there is one) and reads the frames handed to it alone; the caller's process keeps the
+tracker, which needs the frames in their order and costs a couple of milliseconds. A frame
+still takes one worker the whole chain, so its latency is the sequential pipeline's; what rises
+is how many frames a second a camera's stream is read at (`python -m vision.bench --workers`).
+The scenes are the sequential pipeline's, frame for frame: no stage keeps state between
+frames, and the tracker sees the same frames in the same order.
+
+Why "spawn": CUDA cannot be used in a forked child of a process that has touched it, and a
+spawned worker starts from a clean interpreter on every platform.
+"""
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+class WorkerError(RuntimeError):
+    """A perception worker could not start or stopped; the message is one line."""
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What each worker builds its pipeline from: plain values, since they cross to a fresh
+    process. `classifier`: "default" (the committed crop nets), None (the detector's classes
+    alone) or a weights path. `threads`: each worker's share of the cores for torch, ONNX
+    Runtime and OpenCV, so that the workers do not all spin on every core at once."""
+
+    weights: str
+    device: str | None = None
+    conf: float = 0.25
+    classifier: str | None = "default"
+    threads: int = 1
+    cfg: object | None = None  # a vision.pipeline.PipelineConfig; None: its defaults
+
+
+def default_threads(workers: int) -> int:
+    """The cores each of `workers` workers gets (at least one)."""
+    return max(1, (os.cpu_count() or 1) // max(1, workers))
+
+
+_PIPELINE = None  # the worker process's own Pipeline (set by _start)
+_FAILED: str | None = None  # why it could not be built, in one line
+
+
+def _start(setup: WorkerSetup) -> None:
+    """Build the worker's pipeline once, when its process starts. A failure is kept, not raised:
+    raised here it would print a traceback and leave the caller a pool that says only that a
+    process ended; kept, each task the worker is given answers with the reason in one line."""
+    global _FAILED
+    try:
+        _build(setup)
+    except Exception as exc:  # noqa: BLE001 - any failure must reach the caller, as one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        _FAILED = f"{exc.__class__.__name__}: {first}" if first else exc.__class__.__name__
+
+
+def _build(setup: WorkerSetup) -> None:
+    global _PIPELINE
+    for var in _THREAD_VARS:
+        os.environ[var] = str(setup.threads)
+    import cv2
+    import torch
+
+    from . import nets
+    from .classify import load_classifier
+    from .detect import Detector
+    from .pipeline import Pipeline, PipelineConfig
+
+    torch.set_num_threads(setup.threads)
+    cv2.setNumThreads(setup.threads)
+    nets.SESSION_THREADS = setup.threads
+    cfg = setup.cfg if setup.cfg is not None else PipelineConfig(conf=setup.conf)
+    det = Detector(setup.weights, device=setup.device, conf=setup.conf)
+    classifier = "default" if setup.classifier == "default" else (
+        None if setup.classifier is None else load_classifier(setup.classifier))
+    _PIPELINE = Pipeline(det, None, cfg, classifier)
+
+
+def _built():
+    if _FAILED is not None:
+        raise WorkerError(f"a perception worker could not start: {_FAILED}")
+    return _PIPELINE
+
+
+def _ready() -> int:
+    """A task that only proves the worker has started (its pipeline built)."""
+    _built()
+    return os.getpid()
+
+
+def _perceive(frame, calibration):
+    pipeline = _built()
+    pipeline.calibration = calibration
+    return pipeline.perceive(frame)
+
+
+class FramePool:
+    """`workers` processes, each with its own pipeline, reading (frame, calibration) pairs; the
+    results come back in the order the frames went in. At most `ahead` frames per worker wait
+    at once, so a camera faster than the pool does not pile frames up in memory."""
+
+    def __init__(self, setup: WorkerSetup, workers: int, ahead: int = 2):
+        import multiprocessing
+
+        if not Path(setup.weights).is_file():
+            raise WorkerError(f"{setup.weights}: no detector weights")
+        self.workers = workers
+        self.ahead = ahead
+        self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_start, initargs=(setup,))
+
+    def start(self) -> set[int]:
+        """Start every worker now (each loads its nets: seconds), not on the first frames; the
+        workers' process ids."""
+        try:
+            return {f.result() for f in [self._pool.submit(_ready) for _ in range(self.workers)]}
+        except BrokenProcessPool:
+            raise WorkerError("a perception worker ended as it started") from None
+
+    def map(self, pairs: Iterable[tuple]) -> Iterator:
+        """FrameResults of `Pipeline.perceive` (untracked), in the frames' order."""
+        waiting: deque = deque()
+        try:
+            for frame, calibration in pairs:
+                waiting.append(self._pool.submit(_perceive, frame, calibration))
+                if len(waiting) >= self.ahead * self.workers:
+                    yield waiting.popleft().result()
+            while waiting:
+                yield waiting.popleft().result()
+        except BrokenProcessPool:
+            raise WorkerError("a perception worker ended before its frames were read") from None
+        finally:
+            for f in waiting:
+                f.cancel()
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+    def __enter__(self) -> FramePool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def perceive_stream(frames: Iterable, setup: WorkerSetup, workers: int, calibration=None) -> Iterator:
+    """`Pipeline.run` with the frames read by `workers` processes: tracked FrameResults in
+    order. The calibration is measured from the first frame here, unless given, as the
+    sequential pipeline does, and every worker uses that one."""
+    from calibration.plane import fit_table
+
+    from .pipeline import PipelineConfig, Tracker, tracked
+
+    tracker = Tracker(setup.cfg if setup.cfg is not None else PipelineConfig(conf=setup.conf))
+    frames = iter(frames)
+    first = next(frames, None)
+    if first is None:
+        return
+    if calibration is None:
+        calibration, _ = fit_table(first)
+
+    def pairs():
+        yield first, calibration
+        for f in frames:
+            yield f, calibration
+
+    with FramePool(setup, workers) as pool:
+        for result in pool.map(pairs()):
+            yield tracked(result, tracker)
