@@ -73,10 +73,27 @@ def test_perceiving_then_tracking_is_processing():
 
 
 def test_zendo_perceive_with_workers_prints_the_table_it_prints_without():
-    args = ["perceive", "demo", "--device", "cpu", "--frames", "4"]
+    """On a scene file (its frames rendered with fixed seeds: a recording's playback may hand a
+    busy machine's reader its frames in another order, vision.frames.RealSensePipelineSource)."""
+    from vision.frames import DEMO_TABLE
+
+    args = ["perceive", str(DEMO_TABLE), "--device", "cpu", "--frames", "4"]
     alone, shared = (CliRunner().invoke(main, args + more) for more in ([], ["--workers", "2"]))
     assert alone.exit_code == 0 and shared.exit_code == 0, (alone.output, shared.output)
     assert json.loads(alone.output) == json.loads(shared.output)
+
+
+def test_zendo_eval_with_workers_scores_what_it_scores_alone(tmp_path):
+    """Tables are independent: read and scored by two workers, every figure is the same (the
+    latencies apart, which workers sharing the cores stretch)."""
+    from vision.eval import run_eval, write_eval_set
+
+    data = write_eval_set(tmp_path / "set", 3, 990100)
+    alone, shared = (run_eval(data, progress=False, device="cpu", workers=n) for n in (1, 2))
+    assert shared.pop("workers") == 2 and alone.pop("workers") == 1
+    alone.pop("latency"), shared.pop("latency")
+    assert alone["frames"] == 3 and alone["marks"]["scored"] > 0
+    assert alone == shared
 
 
 def test_a_worker_without_weights_is_a_one_line_error(tmp_path):

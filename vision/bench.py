@@ -1,7 +1,9 @@
 """`zendo bench pipeline`: per-stage latency of the frame -> table pipeline (a benchmark, never a test).
 
-Stages: calibrate (once per camera, reported apart), detect (YOLO), pose (depth fitting), track.
-`frame_ms` is what a running camera pays per frame: detect + pose + track.
+Stages: calibrate (once per camera, reported apart), detect (YOLO), classify, pose and the
+stages after it, doubts, track; `frame` is their sum, what one frame takes. `stream`: how many
+frames a second a camera's stream is read at when a worker process per core reads frames at
+once (vision/parallel.py), each frame still taking its `frame` time in its worker.
 """
 from __future__ import annotations
 
@@ -99,6 +101,12 @@ def run(n_tables: int = 3, repeat: int = 5, device: str | None = None) -> dict:
         pairs.append((frame, cal))
     out = time_frames(pairs, device=device, repeat=repeat)
     out["calibrate_once"] = latency_stats(cal_ms, 1)
+    workers = os.cpu_count() or 1
+    if workers > 1:  # a camera's stream read by a worker per core (vision/parallel.py)
+        from .detect import DEFAULT_WEIGHTS
+        from .parallel import WorkerSetup
+
+        out["stream"] = time_stream(pairs, WorkerSetup(str(DEFAULT_WEIGHTS), device), workers, repeat)
     return out
 
 

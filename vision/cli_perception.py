@@ -229,9 +229,11 @@ def eval_set(out: str, n: int, seed: int) -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Score only the first N tables.")
 @click.option("--conf", type=click.FloatRange(0.0, 1.0), default=0.25, help="Detection confidence threshold.")
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1,
+              help="Read and score this many tables at once, each in its own process (the same figures, sooner).")
 @_classifier_option
 def eval_cmd(dataset: tuple[str, ...], weights: str | None, device: str | None, limit: int | None, conf: float,
-             json_out: str | None, classifier_path: str | None, no_classifier: bool) -> None:
+             json_out: str | None, workers: int, classifier_path: str | None, no_classifier: bool) -> None:
     """Score perception on held-out synthetic tables: JSON on stdout, a readable table on stderr."""
     from zendo.cli import UserError
 
@@ -240,7 +242,7 @@ def eval_cmd(dataset: tuple[str, ...], weights: str | None, device: str | None, 
     logging.getLogger("zendo").setLevel(logging.ERROR)
     try:
         summary = run_eval(list(dataset), weights=weights, device=device, limit=limit, conf=conf,
-                           classifier=None if no_classifier else (classifier_path or "default"))
+                           classifier=None if no_classifier else (classifier_path or "default"), workers=workers)
     except _errors() as exc:
         raise UserError(str(exc).splitlines()[0]) from None
     if json_out:

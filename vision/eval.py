@@ -12,6 +12,7 @@ camera.json, truth.json. Seeds of the default set (900000..) never appear in tra
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import replace
@@ -154,7 +155,9 @@ def _doubts_renamed(doubts: list[dict], id_map: dict, T: np.ndarray | None = Non
     return out
 
 
+@functools.cache
 def _rules():
+    """The beginner rules parsed once per process (each table is marked against all of them)."""
     try:
         from zendo.rules import BEGINNER_RULES, mark, mark_perceived, parse_rule
     except ImportError:
@@ -454,15 +457,31 @@ def read_truth(folder: Path) -> dict:
     return truth
 
 
+def score_table(pipeline, item: tuple[Path, dict]) -> tuple[dict, dict]:
+    """One render folder read by `pipeline` as a fresh pipeline reads it (its own calibration,
+    no tracks from other tables) and scored against its truth: (the frame's figures, its
+    timings). A module-level function, so that worker processes can run it (vision/parallel.py)."""
+    from .frames import RenderFolderSource
+    from .pipeline import Tracker
+
+    folder, truth = item
+    frame = next(iter(RenderFolderSource(folder).frames()))
+    pipeline.calibration, pipeline.tracker = None, Tracker(pipeline.cfg)
+    res = pipeline.process(frame)
+    return evaluate_frame(res.scene, pipeline.table().matrix, truth, res.fits, _rules()), res.timings_ms
+
+
 def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = None, limit: int | None = None,
-             progress: bool = True, conf: float = 0.25, classifier: str | Path | None = "default") -> dict:
+             progress: bool = True, conf: float = 0.25, classifier: str | Path | None = "default",
+             workers: int = 1) -> dict:
     """Run the pipeline on every render folder under `dataset` (one folder, or several whose tables
     are pooled: their figures' intervals narrow, vision/targets.py) and score it; `limit` counts
-    tables over all of them."""
+    tables over all of them. `workers`: processes reading and scoring tables at once (the same
+    figures; the tables are independent)."""
     from .classify import load_classifier
     from .detect import DEFAULT_WEIGHTS, Detector
-    from .frames import RenderFolderSource
-    from .pipeline import Pipeline
+    from .parallel import FramePool, WorkerSetup, default_threads
+    from .pipeline import Pipeline, PipelineConfig
 
     datasets = [Path(d) for d in (dataset if isinstance(dataset, (list, tuple)) else [dataset])]
     folders = []
@@ -478,18 +497,24 @@ def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = N
     det.warmup()
     cls = load_classifier(None if classifier == "default" else classifier) if classifier else None
     rules = _rules()
-    frames, timings = [], []
-    it = folders
+    items = list(zip(folders, truths))
+    if workers > 1:
+        setup = WorkerSetup(str(det.weights), det.device, conf, None if cls is None else str(cls.weights),
+                            default_threads(workers), PipelineConfig(conf=conf))
+        pool = FramePool(setup, workers)
+        scored = pool.run(score_table, items)
+    else:
+        pool, pipe = None, Pipeline(det, classifier=cls)
+        scored = (score_table(pipe, item) for item in items)
     if progress:
         from tqdm import tqdm
 
-        it = tqdm(folders, desc="eval", leave=False)
-    for folder, truth in zip(it, truths):
-        frame = next(iter(RenderFolderSource(folder).frames()))
-        pipe = Pipeline(det, classifier=cls)
-        res = pipe.process(frame)
-        frames.append(evaluate_frame(res.scene, pipe.table().matrix, truth, res.fits, rules))
-        timings.append(res.timings_ms)
+        scored = tqdm(scored, total=len(items), desc="eval", leave=False)
+    try:
+        frames, timings = [list(x) for x in zip(*scored)]
+    finally:
+        if pool is not None:
+            pool.close()
     out = summarise(frames, timings)
     shown = [_shown(d) for d in datasets]
     out["dataset"] = shown[0] if len(shown) == 1 else shown
@@ -499,6 +524,7 @@ def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = N
     out["runtime"] = det.runtime  # onnx: the ONNX copy under ONNX Runtime (CPU); torch: the .pt
     out["crop_nets"] = cls.runtime if cls is not None else None  # int8: the copies vision.quantize makes
     out["conf"] = conf
+    out["workers"] = workers  # over 1, the latency figures are stretched by workers sharing the cores
     out["rules_scored"] = len(rules[0]) if rules else 0
     return out
 

@@ -101,8 +101,14 @@ def _ready() -> int:
     return os.getpid()
 
 
-def _perceive(frame, calibration):
-    pipeline = _built()
+def _call(task, item):
+    return task(_built(), item)
+
+
+def perceive_pair(pipeline, pair):
+    """A worker's task: one (frame, calibration) read on its own (`Pipeline.perceive`; None
+    for the calibration measures it from the frame)."""
+    frame, calibration = pair
     pipeline.calibration = calibration
     return pipeline.perceive(frame)
 
@@ -131,11 +137,17 @@ class FramePool:
             raise WorkerError("a perception worker ended as it started") from None
 
     def map(self, pairs: Iterable[tuple]) -> Iterator:
-        """FrameResults of `Pipeline.perceive` (untracked), in the frames' order."""
+        """FrameResults of `Pipeline.perceive` (untracked) for (frame, calibration) pairs, in
+        the frames' order."""
+        return self.run(perceive_pair, pairs)
+
+    def run(self, task, items: Iterable) -> Iterator:
+        """task(the worker's pipeline, item) for each item, in a worker, the results in the
+        items' order. `task` must be a module-level function (it crosses to the worker by name)."""
         waiting: deque = deque()
         try:
-            for frame, calibration in pairs:
-                waiting.append(self._pool.submit(_perceive, frame, calibration))
+            for item in items:
+                waiting.append(self._pool.submit(_call, task, item))
                 if len(waiting) >= self.ahead * self.workers:
                     yield waiting.popleft().result()
             while waiting:
