@@ -26,6 +26,7 @@ csrf = CSRFProtect()
 
 DEFAULTS: dict[str, Any] = {
     "SOURCE": "demo",  # demo | realsense | FILE.db3 | scene.json
+    "WORKERS": 1,  # processes reading a camera's frames at once (vision/parallel.py)
     "VIEW": "camera",  # camera (vision.synth render) | topdown (drawing)
     "RULE": None,  # the secret rule at start
     "MASTER_TOKEN": None,  # default: $ZENDO_MASTER_TOKEN, else random
@@ -58,7 +59,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from .service import TableService
 
     store = app.config["STORE"] or Store(app.config["LOG_PATH"])
-    feed = app.config["FEED"] or make_feed(app.config["SOURCE"], app.config["VIEW"])
+    feed = app.config["FEED"] or make_feed(app.config["SOURCE"], app.config["VIEW"], app.config["WORKERS"])
     app.extensions["zendo"] = TableService(feed, store, game_id=app.config["GAME_ID"], referee=app.config["REFEREE"], rule=app.config["RULE"],
                                            auto_mark=app.config["AUTO_MARK"], source=str(app.config["SOURCE"]))
 

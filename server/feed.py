@@ -226,6 +226,8 @@ class FrameFeed(TableFeed):
     judgment_band = CAMERA_BAND
 
     def __init__(self, spec: str, perceive: Callable | None = None, every: int = 5):
+        """`every`: read every n-th frame (a perceiver with a `stream` that reads frames in
+        several processes keeps up with more of them)."""
         from vision.frames import open_source
 
         self.label = spec
@@ -248,19 +250,14 @@ class FrameFeed(TableFeed):
         from .render import png_bytes
 
         try:
-            for n, frame in enumerate(self.source.frames()):
-                if self._stop.is_set():
-                    break
-                if n % self.every:
-                    continue
+            for frame, out in self._perceived(self._frames()):
                 png = png_bytes(frame.color)
                 scene, project = self._scene, self._project
-                if self.perceive is not None:
-                    try:
-                        out = self.perceive(frame)
-                        scene, project = out if isinstance(out, tuple) else (out, self._project)
-                    except Exception as exc:  # noqa: BLE001 - keep the feed alive, tell the Master
-                        self._status = f"perception failed on frame {frame.index}: {str(exc).splitlines()[0]}"
+                if isinstance(out, Exception):  # keep the feed alive, tell the Master
+                    first = str(out).splitlines()[0] if str(out) else out.__class__.__name__
+                    self._status = f"perception failed on frame {frame.index}: {first}"
+                elif out is not None:
+                    scene, project = out if isinstance(out, tuple) else (out, self._project)
                 with self._lock:
                     if scene.to_dict() != self._scene.to_dict():
                         self._version += 1
@@ -270,6 +267,25 @@ class FrameFeed(TableFeed):
         except Exception as exc:  # noqa: BLE001
             self._status = f"the camera stopped: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}"
             log.warning("frame feed stopped: %s", exc)
+
+    def _frames(self):
+        """Every `every`-th frame of the source, until the feed is closed."""
+        for n, frame in enumerate(self.source.frames()):
+            if self._stop.is_set():
+                return
+            if n % self.every == 0:
+                yield frame
+
+    def _perceived(self, frames):
+        """Each frame with its reading: (Scene, project) or a Scene, the exception it raised, or
+        None with no perceiver. Through the perceiver's `stream` when it has one (frames read
+        in several processes at once come back in order), else one call per frame."""
+        if self.perceive is None:
+            return ((f, None) for f in frames)
+        stream = getattr(self.perceive, "stream", None)
+        if callable(stream):
+            return stream(frames)
+        return ((f, _reading(self.perceive, f)) for f in frames)
 
     def image_version(self) -> int:
         return self._image_version
@@ -297,19 +313,29 @@ class FrameFeed(TableFeed):
             pass
 
 
-def _default_perceiver():
-    """vision.pipeline's frames -> Scene perceiver (a fresh tracker per feed), if vision is installed."""
+def _reading(perceive: Callable, frame):
+    """perceive(frame), or the exception it raised."""
+    try:
+        return perceive(frame)
+    except Exception as exc:  # noqa: BLE001 - the feed tells the Master and goes on
+        return exc
+
+
+def _default_perceiver(workers: int = 1):
+    """vision.pipeline's frames -> Scene perceiver (a fresh tracker per feed), if vision is
+    installed; with workers > 1, one that reads frames in that many processes at once."""
     try:
         from vision import pipeline  # type: ignore[attr-defined]
     except ImportError:
         return None
     make = getattr(pipeline, "make_perceiver", None)
-    return make() if callable(make) else None
+    return make(workers) if callable(make) else None
 
 
-def make_feed(source: str = "demo", view: str = "camera") -> TableFeed:
+def make_feed(source: str = "demo", view: str = "camera", workers: int = 1) -> TableFeed:
     """'demo' (the demo table, drawn by the synthetic camera), a scene .json, or a frame source
-    ('realsense', a .db3 recording)."""
+    ('realsense', a .db3 recording). `workers`: processes reading a frame source's frames at
+    once; with several, every frame is read, not every fifth."""
     from .demo import initial_table
 
     if source == "demo":
@@ -318,6 +344,8 @@ def make_feed(source: str = "demo", view: str = "camera") -> TableFeed:
         from zendo.scene import load_scene
 
         return SceneFeed(load_scene(source), view=view, label=source)
+    if workers > 1:
+        return FrameFeed(source, perceive=_default_perceiver(workers), every=1)
     return FrameFeed(source)
 
 

@@ -96,6 +96,29 @@ def test_zendo_eval_with_workers_scores_what_it_scores_alone(tmp_path):
     assert alone == shared
 
 
+def test_a_frame_that_cannot_be_read_is_told_and_the_stream_goes_on():
+    """The dashboard's stream (StreamPerceiver): a broken frame comes back with its error in one
+    line, in its place, and the frames after it are read as one pipeline reads them."""
+    from dataclasses import replace
+
+    from vision.parallel import StreamPerceiver
+    from vision.pipeline import Perceiver
+
+    good = _demo_frames(3)
+    broken = replace(good[1], depth=good[1].depth[:10])  # depth no longer matches the colour
+    frames = [good[0], broken, replace(good[2], index=2)]
+    got = list(StreamPerceiver(2, device="cpu").stream(frames))
+    assert [f.index for f, _ in got] == [0, 1, 2]
+    assert isinstance(got[1][1], RuntimeError) and "\n" not in str(got[1][1])
+    alone = dict((f.index, out) for f, out in Perceiver().stream(frames))
+    assert isinstance(alone[1], Exception)
+    for i in (0, 2):
+        scene, project = got[i][1]
+        assert scene.to_dict() == alone[i][0].to_dict()
+        tips = [p.tip for p in scene.pieces]
+        assert (project(tips) == alone[i][1](tips)).all()
+
+
 def test_a_worker_without_weights_is_a_one_line_error(tmp_path):
     from vision.parallel import FramePool, WorkerError, WorkerSetup
 

@@ -1,13 +1,17 @@
 """The dashboard on a camera source: the bundled recording goes through the perception pipeline."""
 import time
 
+import pytest
+
 from server.feed import make_feed
 from vision.frames import DEMO_RECORDING
 from zendo.koans import split_koans
 
 
-def test_a_recording_source_is_perceived_into_pieces_and_koans():
-    feed = make_feed(str(DEMO_RECORDING))
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_recording_source_is_perceived_into_pieces_and_koans(workers):
+    """One frame at a time, or frames read by two worker processes at once (`serve --workers`)."""
+    feed = make_feed(str(DEMO_RECORDING), workers=workers)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(feed.scene().pieces) < 8:

@@ -16,6 +16,7 @@ spawned worker starts from a clean interpreter on every platform.
 """
 from __future__ import annotations
 
+import itertools
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -29,6 +30,20 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "N
 
 class WorkerError(RuntimeError):
     """A perception worker could not start or stopped; the message is one line."""
+
+
+@dataclass(frozen=True)
+class FrameFailure:
+    """A frame whose reading raised in its worker: which frame, and why in one line."""
+
+    frame_index: int
+    message: str
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its kind and its message's first line."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{exc.__class__.__name__}: {first}" if first else exc.__class__.__name__
 
 
 @dataclass(frozen=True)
@@ -63,8 +78,7 @@ def _start(setup: WorkerSetup) -> None:
     try:
         _build(setup)
     except Exception as exc:  # noqa: BLE001 - any failure must reach the caller, as one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        _FAILED = f"{exc.__class__.__name__}: {first}" if first else exc.__class__.__name__
+        _FAILED = one_line(exc)
 
 
 def _build(setup: WorkerSetup) -> None:
@@ -111,6 +125,15 @@ def perceive_pair(pipeline, pair):
     frame, calibration = pair
     pipeline.calibration = calibration
     return pipeline.perceive(frame)
+
+
+def perceive_pair_or_failure(pipeline, pair):
+    """`perceive_pair`, a frame that raises answered by a FrameFailure: a live feed outlives one
+    bad frame, as the sequential feed does."""
+    try:
+        return perceive_pair(pipeline, pair)
+    except Exception as exc:  # noqa: BLE001 - told to the caller as one line
+        return FrameFailure(pair[0].index, one_line(exc))
 
 
 class FramePool:
@@ -168,10 +191,12 @@ class FramePool:
         self.close()
 
 
-def perceive_stream(frames: Iterable, setup: WorkerSetup, workers: int, calibration=None) -> Iterator:
+def perceive_stream(frames: Iterable, setup: WorkerSetup, workers: int, calibration=None,
+                    tolerant: bool = False) -> Iterator:
     """`Pipeline.run` with the frames read by `workers` processes: tracked FrameResults in
     order. The calibration is measured from the first frame here, unless given, as the
-    sequential pipeline does, and every worker uses that one."""
+    sequential pipeline does, and every worker uses that one. `tolerant`: a frame whose reading
+    raises comes back as a FrameFailure (untracked) and the stream goes on."""
     from calibration.plane import fit_table
 
     from .pipeline import PipelineConfig, Tracker, tracked
@@ -190,5 +215,50 @@ def perceive_stream(frames: Iterable, setup: WorkerSetup, workers: int, calibrat
             yield f, calibration
 
     with FramePool(setup, workers) as pool:
-        for result in pool.map(pairs()):
-            yield tracked(result, tracker)
+        for result in pool.run(perceive_pair_or_failure if tolerant else perceive_pair, pairs()):
+            yield result if isinstance(result, FrameFailure) else tracked(result, tracker)
+
+
+class StreamPerceiver:
+    """The dashboard's perceiver (server.feed.FrameFeed) with a camera's frames read by
+    `workers` processes at once: its `stream` is vision.pipeline.Perceiver's, each frame with
+    (tracked Scene, projection) or the exception its reading raised, in the frames' order. The
+    table is measured from the first frame that shows one."""
+
+    def __init__(self, workers: int, weights=None, device: str | None = None, conf: float = 0.25):
+        from .detect import DEFAULT_WEIGHTS
+
+        self.workers = workers
+        self.setup = WorkerSetup(str(weights or DEFAULT_WEIGHTS), device, conf, "default", default_threads(workers))
+        self.calibration = None
+
+    def stream(self, frames: Iterable) -> Iterator[tuple]:
+        from calibration.plane import fit_table
+
+        from .pipeline import projector, table_of
+
+        frames = iter(frames)
+        while self.calibration is None:
+            frame = next(frames, None)
+            if frame is None:
+                return
+            try:
+                self.calibration, _ = fit_table(frame)
+            except Exception as exc:  # noqa: BLE001 - no table in view yet: told, and the next frame tried
+                yield frame, exc
+                continue
+            frames = itertools.chain([frame], frames)
+        table = table_of(self.calibration)
+        waiting: dict[int, object] = {}  # frame index -> the frame, while its reading is under way
+
+        def handed():
+            for f in frames:
+                waiting[f.index] = f
+                yield f
+
+        for r in perceive_stream(handed(), self.setup, self.workers, self.calibration, tolerant=True):
+            frame = waiting.pop(r.frame_index)
+            if isinstance(r, FrameFailure):
+                yield frame, RuntimeError(r.message)
+            else:
+                yield frame, (r.tracked, projector(table, frame.intrinsics))

@@ -277,6 +277,23 @@ def _net_orientations(fits, det: Detections) -> dict[str, np.ndarray]:
     return {pid: p for pid, p in read.items() if p is not None}
 
 
+def table_of(calibration):
+    """The table plane of a calibration (a saved calibration holds one; a fitted plane is one)."""
+    return getattr(calibration, "table", calibration)
+
+
+def projector(table, intr):
+    """Table millimetres -> image pixels for a table plane (calibration.plane.TableCalibration)
+    and a camera's intrinsics."""
+
+    def project(points_mm: np.ndarray) -> np.ndarray:
+        cam = table.to_camera(np.atleast_2d(np.asarray(points_mm, dtype=float)))
+        z = np.where(cam[:, 2] > 1e-6, cam[:, 2], 1e-6)
+        return np.column_stack([intr.fx * cam[:, 0] / z + intr.ppx, intr.fy * cam[:, 1] / z + intr.ppy])
+
+    return project
+
+
 def tracked(result: FrameResult, tracker: Tracker) -> FrameResult:
     """A perceived frame taken into the tracks (frames must come in order): its smoothed scene,
     the koans settled now and the events it raises; the tracking lap joins its timings (and
@@ -309,9 +326,8 @@ class Pipeline:
         self.tracker = Tracker(self.cfg)
 
     def table(self):
-        """The table plane in use (a saved calibration holds one; a fitted plane is one)."""
-        cal = self.calibration
-        return getattr(cal, "table", cal)
+        """The table plane in use."""
+        return table_of(self.calibration)
 
     def process(self, frame: Frame) -> FrameResult:
         """One frame perceived and tracked: what a camera's stream pays per frame."""
@@ -411,14 +427,7 @@ class Pipeline:
 
     def projector(self, intr):
         """Table millimetres -> image pixels under the calibration in use."""
-        table = self.table()
-
-        def project(points_mm: np.ndarray) -> np.ndarray:
-            cam = table.to_camera(np.atleast_2d(np.asarray(points_mm, dtype=float)))
-            z = np.where(cam[:, 2] > 1e-6, cam[:, 2], 1e-6)
-            return np.column_stack([intr.fx * cam[:, 0] / z + intr.ppx, intr.fy * cam[:, 1] / z + intr.ppy])
-
-        return project
+        return projector(self.table(), intr)
 
     def run(self, frames: Iterable[Frame]) -> Iterator[FrameResult]:
         for f in frames:
@@ -439,7 +448,23 @@ class Perceiver:
         result = self.pipeline.process(frame)
         return result.tracked, self.pipeline.projector(frame.intrinsics)
 
+    def stream(self, frames: Iterable[Frame]) -> Iterator[tuple[Frame, tuple | Exception]]:
+        """Each frame with what it was read as, (tracked Scene, projection), or the exception
+        its reading raised (the stream goes on: a feed must outlive one bad frame)."""
+        for frame in frames:
+            try:
+                out: tuple | Exception = self(frame)
+            except Exception as exc:  # noqa: BLE001 - handed to the feed, which tells the Master
+                out = exc
+            yield frame, out
 
-def make_perceiver() -> Perceiver:
-    """A fresh frame -> table perceiver with the committed detector (see models/MODEL_CARD.md)."""
+
+def make_perceiver(workers: int = 1):
+    """A fresh frame -> table perceiver with the committed detector (see models/MODEL_CARD.md);
+    with workers > 1, one whose `stream` reads frames in that many processes at once
+    (vision.parallel.StreamPerceiver)."""
+    if workers > 1:
+        from .parallel import StreamPerceiver
+
+        return StreamPerceiver(workers)
     return Perceiver()
