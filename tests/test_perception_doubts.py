@@ -1540,3 +1540,20 @@ def test_alternatives_one_rule_left_unmade_are_made_for_the_next_and_the_rest_re
     assert [a[0].size for a in cache.alternatives(pieces, doubt)] == ["small", "medium", "large"]
     assert [a[0].size for a in cache.alternatives(pieces, doubt)] == ["small", "medium", "large"]
     assert made == [0, 1, 2]
+
+
+def test_a_blob_at_the_pictures_edge_is_cut_by_it_as_a_box_is():
+    """The missed-piece blobs are tested for the edge many at once; each answer is the one
+    `cut_by_edge` gives its box."""
+    from vision.detect import cut_by_edge
+    from vision.doubts import _at_edge
+
+    rng = np.random.default_rng(3)
+    shape = (480, 640)
+    x, y = rng.integers(0, 640, 400), rng.integers(0, 480, 400)
+    bw, bh = rng.integers(1, 60, 400), rng.integers(1, 60, 400)
+    stats = np.column_stack([x, y, bw, bh, bw * bh])
+    for margin in (1, 3):
+        want = [cut_by_edge((a, b, a + c - 1, b + d - 1), shape, margin) for a, b, c, d in stats[:, :4]]
+        got = _at_edge(stats, shape, margin)
+        assert list(got) == want and 0 < sum(want) < len(want)
