@@ -70,7 +70,7 @@ def time_stream(frames_and_cals, setup, workers: int, repeat: int = 5) -> dict:
         pool.start()
         for _ in pool.map(pairs * max(1, -(-2 * workers // len(pairs)))):
             pass  # warm: every worker's nets and compiled kernels have run
-        tracker = Tracker(setup.cfg or PipelineConfig(conf=setup.conf))
+        tracker = Tracker(PipelineConfig(conf=setup.conf))
         inside = []
         t0 = time.perf_counter()
         for r in pool.map(pairs * repeat):

@@ -124,7 +124,7 @@ def _in_workers(frames, pipe, det, workers: int, classifier_path: str | None, no
     if pipe.calibration is None:
         pipe.calibration, _ = fit_table(first)
     setup = WorkerSetup(str(det.weights), det.device, det.conf,
-                        None if no_classifier else (classifier_path or "default"), default_threads(workers), pipe.cfg)
+                        None if no_classifier else (classifier_path or "default"), default_threads(workers))
     yield from perceive_stream(itertools.chain([first], frames), setup, workers, pipe.calibration)
 
 

@@ -481,7 +481,7 @@ def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = N
     from .classify import load_classifier
     from .detect import DEFAULT_WEIGHTS, Detector
     from .parallel import FramePool, WorkerSetup, default_threads
-    from .pipeline import Pipeline, PipelineConfig
+    from .pipeline import Pipeline
 
     datasets = [Path(d) for d in (dataset if isinstance(dataset, (list, tuple)) else [dataset])]
     folders = []
@@ -500,7 +500,7 @@ def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = N
     items = list(zip(folders, truths))
     if workers > 1:
         setup = WorkerSetup(str(det.weights), det.device, conf, None if cls is None else str(cls.weights),
-                            default_threads(workers), PipelineConfig(conf=conf))
+                            default_threads(workers))
         pool = FramePool(setup, workers)
         scored = pool.run(score_table, items)
     else:

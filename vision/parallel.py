@@ -25,9 +25,6 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
-
-
 class WorkerError(RuntimeError):
     """A perception worker could not start or stopped; the message is one line."""
 
@@ -58,7 +55,6 @@ class WorkerSetup:
     conf: float = 0.25
     classifier: str | None = "default"
     threads: int = 1
-    cfg: object | None = None  # a vision.pipeline.PipelineConfig; None: its defaults
 
 
 def default_threads(workers: int) -> int:
@@ -82,9 +78,10 @@ def _start(setup: WorkerSetup) -> None:
 
 
 def _build(setup: WorkerSetup) -> None:
+    """The worker's pipeline, its libraries held to its share of the cores. (OpenBLAS is not:
+    it reads its thread count once, when numpy loads, which the worker has done by now; the
+    pipeline's arrays are too small for it to start threads on.)"""
     global _PIPELINE
-    for var in _THREAD_VARS:
-        os.environ[var] = str(setup.threads)
     import cv2
     import torch
 
@@ -96,7 +93,7 @@ def _build(setup: WorkerSetup) -> None:
     torch.set_num_threads(setup.threads)
     cv2.setNumThreads(setup.threads)
     nets.SESSION_THREADS = setup.threads
-    cfg = setup.cfg if setup.cfg is not None else PipelineConfig(conf=setup.conf)
+    cfg = PipelineConfig(conf=setup.conf)
     det = Detector(setup.weights, device=setup.device, conf=setup.conf)
     classifier = "default" if setup.classifier == "default" else (
         None if setup.classifier is None else load_classifier(setup.classifier))
@@ -201,7 +198,7 @@ def perceive_stream(frames: Iterable, setup: WorkerSetup, workers: int, calibrat
 
     from .pipeline import PipelineConfig, Tracker, tracked
 
-    tracker = Tracker(setup.cfg if setup.cfg is not None else PipelineConfig(conf=setup.conf))
+    tracker = Tracker(PipelineConfig(conf=setup.conf))
     frames = iter(frames)
     first = next(frames, None)
     if first is None:
