@@ -77,3 +77,11 @@ def broken_weights(tmp_path):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a model")
     return bad
+
+
+def worker_that_dies(pipeline, item):
+    """A worker task (vision.parallel.FramePool.run) whose process ends at once, as a worker
+    killed by the system would."""
+    import os
+
+    os._exit(3)

@@ -119,6 +119,18 @@ def test_a_frame_that_cannot_be_read_is_told_and_the_stream_goes_on():
         assert (project(tips) == alone[i][1](tips)).all()
 
 
+def test_a_worker_that_dies_while_reading_is_a_one_line_error():
+    """The pool breaks (a worker killed by the system): the caller gets one line, not a traceback."""
+    from perception_helpers import worker_that_dies
+
+    from vision.parallel import FramePool, WorkerError, WorkerSetup
+
+    with FramePool(WorkerSetup(str(DEFAULT_WEIGHTS), "cpu"), 1) as pool:
+        with pytest.raises(WorkerError, match="ended before its frames were read") as err:
+            list(pool.run(worker_that_dies, [1, 2]))
+    assert "\n" not in str(err.value)
+
+
 def test_a_worker_without_weights_is_a_one_line_error(tmp_path):
     from vision.parallel import FramePool, WorkerError, WorkerSetup
 
