@@ -338,6 +338,10 @@ def make_feed(source: str = "demo", view: str = "camera", workers: int = 1) -> T
     once; with several, every frame is read, not every fifth."""
     from .demo import initial_table
 
+    known = source == "demo" or source.lower().endswith(".json")
+    if known and workers > 1:  # a known table is drawn, not perceived: say so rather than ignore it
+        log.info("--workers %d has nothing to do: %s is a known table, drawn, not read by the camera pipeline",
+                 workers, source)
     if source == "demo":
         return SceneFeed(initial_table(), view=view)
     if source.lower().endswith(".json"):

@@ -51,3 +51,16 @@ def test_a_camera_table_is_judged_with_the_cameras_wider_band():
     assert not exact.game.proposed(k).judgment_call
     (k,) = [k.id for k in camera.game.active_koans()]
     assert camera.game.proposed(k).judgment_call  # within the camera's error of touching
+
+
+def test_workers_on_a_known_table_are_said_to_have_nothing_to_do(caplog):
+    """`serve --workers` reads a camera's frames; the demo table is drawn, so the option is told
+    to do nothing rather than silently dropped."""
+    import logging
+
+    from server.feed import SceneFeed
+
+    with caplog.at_level(logging.INFO, logger="server.feed"):
+        feed = make_feed("demo", workers=4)
+    assert isinstance(feed, SceneFeed)
+    assert any("--workers 4 has nothing to do" in r.getMessage() for r in caplog.records)
