@@ -118,6 +118,24 @@ def test_a_koan_settles_after_being_still_and_a_marked_koan_that_changes_raises_
     assert not settled  # it is moving again
 
 
+def test_a_piece_missed_in_one_frame_read_keeps_its_track_when_every_fifth_frame_is_read():
+    """The dashboard's feed reads every fifth frame: a piece the detector misses once must come
+    back under its own id (a new id made a marked koan raise katsu), and one gone for good is
+    dropped after as many frames read as before."""
+    from vision.pipeline import PipelineConfig, Tracker
+
+    tr = Tracker(PipelineConfig(lost_frames=5))
+    whole, without_x = _frame_scene(), Scene(_frame_scene().pieces[1:], _frame_scene().stones)
+    tracked, _, _ = tr.update(whole, 0, 0.0)
+    red = [p.id for p in tracked.pieces if p.color == "red"]
+    tracked, _, _ = tr.update(without_x, 5, 167.0)  # read every fifth frame: the red one missed once
+    tracked, _, _ = tr.update(whole, 10, 333.0)
+    assert [p.id for p in tracked.pieces if p.color == "red"] == red and len(tracked.pieces) == 2
+    for n in range(1, 6):  # then gone: kept through four frames read without it, dropped at the fifth
+        tracked, _, _ = tr.update(without_x, 10 + 5 * n, 333.0 + 167 * n)
+        assert (red[0] in {p.id for p in tracked.pieces}) == (n < 5)
+
+
 def test_tracking_smooths_jitter():
     from vision.pipeline import PipelineConfig, Tracker
 

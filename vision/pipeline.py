@@ -50,7 +50,7 @@ class PipelineConfig:
     still_mm: float = 2.0  # a piece that moves less than this between frames is still
     still_deg: float = 3.0
     settle_s: float = 1.5  # a koan is settled after being still this long
-    lost_frames: int = 5  # a track unseen this many frames is dropped
+    lost_frames: int = 5  # a track unseen in this many frames read in a row is dropped (frames read, not the source's)
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
@@ -142,6 +142,7 @@ class _Track:
     last_seen: int
     still_since_ms: float
     hits: int = 1
+    misses: int = 0  # frames read in a row without it
 
 
 class Tracker:
@@ -179,7 +180,14 @@ class Tracker:
             self.tracks.append(_Track(tid, replace(p, id=tid), index, t_ms))
             used.add(len(self.tracks) - 1)
             ids[p.id] = tid
-        self.tracks = [tr for tr in self.tracks if index - tr.last_seen < cfg.lost_frames]
+        # counted in frames read, not by the source's frame numbers: the dashboard's feed reads
+        # every fifth frame, and by frame numbers one frame the detector missed a piece in lost its
+        # track, which came back under a new id: a marked koan read that as a piece taken away
+        # and another put down (katsu)
+        for i, tr in enumerate(self.tracks):
+            if i not in used:
+                tr.misses += 1
+        self.tracks = [tr for tr in self.tracks if tr.misses < cfg.lost_frames]
         self.stones = scene.stones
         tracked = Scene(tuple(tr.piece for tr in self.tracks), scene.stones, _renamed(scene.extra, ids))
         settled, events = self._koans(tracked, t_ms)
@@ -206,6 +214,7 @@ class Tracker:
         else:
             tr.piece = replace(blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing), color=p.color, size=p.size)
         tr.last_seen = index
+        tr.misses = 0
         tr.hits += 1
 
     def _koans(self, tracked: Scene, t_ms: float) -> tuple[tuple[str, ...], tuple[dict, ...]]:
