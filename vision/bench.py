@@ -59,15 +59,17 @@ def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, 
 def time_stream(frames_and_cals, setup, workers: int, repeat: int = 5) -> dict:
     """Frames a second when `workers` processes read a stream (vision/parallel.py): the
     (frame, calibration) pairs `repeat` times over, tracked in order as a camera's stream is,
-    after every worker has started and read a first frame. `ms_per_frame` is the stream's wall
+    after every worker has started (`start_s`) and read a first frame. `ms_per_frame` is the stream's wall
     time over its frames; `worker_frame` is what each frame took inside its worker (its
     latency, which workers sharing cores and a GPU stretch)."""
     from .parallel import FramePool
     from .pipeline import PipelineConfig, Tracker, tracked
 
     pairs = list(frames_and_cals)
+    t0 = time.perf_counter()
     with FramePool(setup, workers) as pool:
         pool.start()
+        start_s = time.perf_counter() - t0  # until every worker has its pipeline built
         for _ in pool.map(pairs * max(1, -(-2 * workers // len(pairs)))):
             pass  # warm: every worker's nets and compiled kernels have run
         tracker = Tracker(PipelineConfig(conf=setup.conf))
@@ -77,7 +79,7 @@ def time_stream(frames_and_cals, setup, workers: int, repeat: int = 5) -> dict:
             r = tracked(r, tracker)
             inside.append(sum(v for k, v in r.timings_ms.items() if k not in ("calibrate", "total")))
         wall = time.perf_counter() - t0
-    return {"workers": workers, "threads_per_worker": setup.threads, "frames": len(inside),
+    return {"workers": workers, "threads_per_worker": setup.threads, "start_s": round(start_s, 1), "frames": len(inside),
             "ms_per_frame": round(wall * 1000 / len(inside), 1), "frames_per_s": round(len(inside) / wall, 1),
             "worker_frame": latency_stats(inside, 1),
             "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"}
