@@ -265,7 +265,8 @@ class FrameFeed(TableFeed):
                     self._png, self._size = png, (frame.color.shape[1], frame.color.shape[0])
                     self._image_version += 1
         except Exception as exc:  # noqa: BLE001
-            self._status = f"the camera stopped: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}"
+            what = "perception" if getattr(exc, "stops_perception", False) else "the camera"
+            self._status = f"{what} stopped: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}"
             log.warning("frame feed stopped: %s", exc)
 
     def _frames(self):

@@ -64,3 +64,18 @@ def test_workers_on_a_known_table_are_said_to_have_nothing_to_do(caplog):
         feed = make_feed("demo", workers=4)
     assert isinstance(feed, SceneFeed)
     assert any("--workers 4 has nothing to do" in r.getMessage() for r in caplog.records)
+
+
+def test_perception_workers_that_cannot_start_are_told_as_perception_stopping(tmp_path):
+    """The Master reads that perception stopped and why, not that the camera did."""
+    from server.feed import FrameFeed
+    from vision.parallel import StreamPerceiver
+
+    feed = FrameFeed(str(DEMO_RECORDING), perceive=StreamPerceiver(2, weights=tmp_path / "gone.pt"), every=1)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and feed.status() is None:
+            time.sleep(0.2)
+        assert feed.status() == f"perception stopped: {tmp_path / 'gone.pt'}: no detector weights"
+    finally:
+        feed.close()

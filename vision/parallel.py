@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 class WorkerError(RuntimeError):
-    """A perception worker could not start or stopped; the message is one line."""
+    """A perception worker could not start or stopped; the message is one line. `stops_perception`
+    tells a feed (server.feed.FrameFeed) that perception stopped, not the camera."""
+
+    stops_perception = True
 
 
 @dataclass(frozen=True)
