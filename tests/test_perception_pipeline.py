@@ -136,6 +136,25 @@ def test_a_piece_missed_in_one_frame_read_keeps_its_track_when_every_fifth_frame
         assert (red[0] in {p.id for p in tracked.pieces}) == (n < 5)
 
 
+def test_a_piece_hidden_for_a_moment_keeps_its_track_when_a_time_is_set():
+    """Reading every frame (`serve --workers`), a hand over a piece for 0.3 s hides it from ten
+    frames: with lost_ms it keeps its id through that, and is dropped once gone that long."""
+    from vision.pipeline import PipelineConfig, Tracker
+
+    whole, without_x = _frame_scene(), Scene(_frame_scene().pieces[1:], _frame_scene().stones)
+    for lost_ms, kept in ((0.0, False), (833.0, True)):
+        tr = Tracker(PipelineConfig(lost_frames=5, lost_ms=lost_ms))
+        tracked, _, _ = tr.update(whole, 0, 0.0)
+        red = [p.id for p in tracked.pieces if p.color == "red"]
+        for i in range(1, 11):  # 30 frames a second: 0.33 s without it
+            tr.update(without_x, i, i * 33.3)
+        tracked, _, _ = tr.update(whole, 11, 11 * 33.3)
+        assert ([p.id for p in tracked.pieces if p.color == "red"] == red) is kept
+    for i in range(12, 40):  # then gone for good: dropped once unseen 833 ms
+        tracked, _, _ = tr.update(without_x, i, i * 33.3)
+        assert (red[0] in {p.id for p in tracked.pieces}) == ((i - 11) * 33.3 < 833.0)
+
+
 def test_tracking_smooths_jitter():
     from vision.pipeline import PipelineConfig, Tracker
 

@@ -51,6 +51,7 @@ class PipelineConfig:
     still_deg: float = 3.0
     settle_s: float = 1.5  # a koan is settled after being still this long
     lost_frames: int = 5  # a track unseen in this many frames read in a row is dropped (frames read, not the source's)
+    lost_ms: float = 0.0  # ... and unseen at least this long (0: the frames alone; see vision.parallel.StreamPerceiver)
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
@@ -141,6 +142,7 @@ class _Track:
     piece: Piece
     last_seen: int
     still_since_ms: float
+    last_seen_ms: float = 0.0
     hits: int = 1
     misses: int = 0  # frames read in a row without it
 
@@ -177,7 +179,7 @@ class Tracker:
         for p in pending:
             tid = f"p{self._next}"
             self._next += 1
-            self.tracks.append(_Track(tid, replace(p, id=tid), index, t_ms))
+            self.tracks.append(_Track(tid, replace(p, id=tid), index, t_ms, t_ms))
             used.add(len(self.tracks) - 1)
             ids[p.id] = tid
         # counted in frames read, not by the source's frame numbers: the dashboard's feed reads
@@ -187,7 +189,8 @@ class Tracker:
         for i, tr in enumerate(self.tracks):
             if i not in used:
                 tr.misses += 1
-        self.tracks = [tr for tr in self.tracks if tr.misses < cfg.lost_frames]
+        self.tracks = [tr for tr in self.tracks
+                       if tr.misses < cfg.lost_frames or t_ms - tr.last_seen_ms < cfg.lost_ms]
         self.stones = scene.stones
         tracked = Scene(tuple(tr.piece for tr in self.tracks), scene.stones, _renamed(scene.extra, ids))
         settled, events = self._koans(tracked, t_ms)
@@ -213,7 +216,7 @@ class Tracker:
             tr.piece = replace(p, id=tr.id)  # it moved: follow it, do not average across the move
         else:
             tr.piece = replace(blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing), color=p.color, size=p.size)
-        tr.last_seen = index
+        tr.last_seen, tr.last_seen_ms = index, t_ms
         tr.misses = 0
         tr.hits += 1
 
