@@ -113,19 +113,12 @@ def _in_workers(frames, pipe, det, workers: int, classifier_path: str | None, no
     """The frames' results read by `workers` processes (vision/parallel.py), each building the
     pipeline `pipe` is from the same weights and settings; `pipe` keeps the calibration used
     (measured from the first frame unless one was given)."""
-    from calibration.plane import fit_table
+    from .parallel import WorkerSetup, calibrated, default_threads, perceive_stream
 
-    from .parallel import WorkerSetup, default_threads, perceive_stream
-
-    frames = iter(frames)
-    first = next(frames, None)
-    if first is None:
-        return
-    if pipe.calibration is None:
-        pipe.calibration, _ = fit_table(first)
+    pipe.calibration, frames = calibrated(frames, pipe.calibration)
     setup = WorkerSetup(str(det.weights), det.device, det.conf,
                         None if no_classifier else (classifier_path or "default"), default_threads(workers))
-    yield from perceive_stream(itertools.chain([first], frames), setup, workers, pipe.calibration)
+    yield from perceive_stream(frames, setup, workers, pipe.calibration)
 
 
 @click.command("train-data")

@@ -34,12 +34,13 @@ FONT_CANDIDATES = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
 EDGE_PX = 3  # a box this near the picture's edge is cut by it
 
 
-def cut_by_edge(box, shape: tuple[int, int], margin: int = EDGE_PX) -> bool:
+def cut_by_edge(box, shape: tuple[int, int], margin: int = EDGE_PX):
     """Whether a box (x0, y0, x1, y1) comes within `margin` pixels of the edge of a picture of
-    `shape` (rows, columns): the picture then shows only part of what it holds."""
-    x0, y0, x1, y1 = (float(v) for v in box)
+    `shape` (rows, columns): the picture then shows only part of what it holds. Boxes as rows
+    (N x 4) get an answer each."""
+    x0, y0, x1, y1 = np.moveaxis(np.asarray(box, dtype=float), -1, 0)
     h, w = shape
-    return x0 <= margin or y0 <= margin or x1 + 1 >= w - margin or y1 + 1 >= h - margin
+    return (x0 <= margin) | (y0 <= margin) | (x1 + 1 >= w - margin) | (y1 + 1 >= h - margin)
 
 
 class DetectorError(RuntimeError):

@@ -286,11 +286,10 @@ def stone_mask(detections: Detections, shape) -> np.ndarray:
 
 
 def _at_edge(stats: np.ndarray, shape, margin: int) -> np.ndarray:
-    """Per blob (rows of OpenCV's stats: x, y, width, height, area), whether its box comes within
-    `margin` pixels of the picture's edge: `cut_by_edge` for many boxes at once."""
-    h, w = shape
+    """Per blob (rows of OpenCV's stats: x, y, width, height, area), whether its box is
+    `cut_by_edge`."""
     x, y, bw, bh = (stats[:, i] for i in range(4))
-    return (x <= margin) | (y <= margin) | (x + bw >= w - margin) | (y + bh >= h - margin)
+    return cut_by_edge(np.column_stack([x, y, x + bw - 1, y + bh - 1]), shape, margin)
 
 
 def _blobs(mask: np.ndarray, keep: Callable[[np.ndarray], np.ndarray]) -> list[np.ndarray]:

@@ -191,6 +191,20 @@ class FramePool:
         self.close()
 
 
+def calibrated(frames: Iterable, calibration=None) -> tuple[object, Iterator]:
+    """(The calibration, the frames): the one given, else measured from the first frame, which
+    stays first in the frames handed back (None and no frames for an empty stream)."""
+    from calibration.plane import fit_table
+
+    frames = iter(frames)
+    if calibration is not None:
+        return calibration, frames
+    first = next(frames, None)
+    if first is None:
+        return None, iter(())
+    return fit_table(first)[0], itertools.chain([first], frames)
+
+
 def perceive_stream(frames: Iterable, setup: WorkerSetup, workers: int, calibration=None,
                     tolerant: bool = False, lost_ms: float = 0.0) -> Iterator:
     """`Pipeline.run` with the frames read by `workers` processes: tracked FrameResults in
@@ -198,32 +212,23 @@ def perceive_stream(frames: Iterable, setup: WorkerSetup, workers: int, calibrat
     sequential pipeline does, and every worker uses that one. `tolerant`: a frame whose reading
     raises comes back as a FrameFailure (untracked) and the stream goes on. `lost_ms`: the
     tracker's (vision.pipeline.PipelineConfig)."""
-    from calibration.plane import fit_table
-
     from .pipeline import PipelineConfig, Tracker, tracked
 
-    tracker = Tracker(PipelineConfig(conf=setup.conf, lost_ms=lost_ms))
-    frames = iter(frames)
-    first = next(frames, None)
-    if first is None:
-        return
+    calibration, frames = calibrated(frames, calibration)
     if calibration is None:
-        calibration, _ = fit_table(first)
-
-    def pairs():
-        yield first, calibration
-        for f in frames:
-            yield f, calibration
-
+        return
+    tracker = Tracker(PipelineConfig(conf=setup.conf, lost_ms=lost_ms))
     with FramePool(setup, workers) as pool:
-        for result in pool.run(perceive_pair_or_failure if tolerant else perceive_pair, pairs()):
+        pairs = ((f, calibration) for f in frames)
+        for result in pool.run(perceive_pair_or_failure if tolerant else perceive_pair, pairs):
             yield result if isinstance(result, FrameFailure) else tracked(result, tracker)
 
 
 class StreamPerceiver:
     """The dashboard's perceiver (server.feed.FrameFeed) with a camera's frames read by
-    `workers` processes at once: its `stream` is vision.pipeline.Perceiver's, each frame with
-    (tracked Scene, projection) or the exception its reading raised, in the frames' order. The
+    `workers` processes at once: its `stream` gives each frame with (tracked Scene, projection)
+    or the exception its reading raised, in the frames' order, as the feed pairs a plain
+    perceiver's calls (server.feed.FrameFeed._perceived). The
     table is measured from the first frame that shows one.
 
     Its tracker keeps a piece it does not see for as long in time as the feed reading every fifth

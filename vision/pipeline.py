@@ -140,9 +140,8 @@ def _renamed(extra: dict, ids: dict[str, str]) -> dict:
 class _Track:
     id: str
     piece: Piece
-    last_seen: int
     still_since_ms: float
-    last_seen_ms: float = 0.0
+    last_seen_ms: float
     hits: int = 1
     misses: int = 0  # frames read in a row without it
 
@@ -159,6 +158,8 @@ class Tracker:
         self._settled_before: set[frozenset] = set()
 
     def update(self, scene: Scene, index: int, t_ms: float) -> tuple[Scene, tuple[str, ...], tuple[dict, ...]]:
+        """One frame's scene taken in: (the tracked scene, koans settled now, events). `index`,
+        the frame's number, is not read: tracks count the frames read (`_Track.misses`)."""
         cfg = self.cfg
         used: set[int] = set()
         ids: dict[str, str] = {}  # this frame's piece id -> its track's id
@@ -174,12 +175,12 @@ class Tracker:
                     continue
                 used.add(best)
                 ids[p.id] = self.tracks[best].id
-                self._follow(self.tracks[best], p, index, t_ms)
+                self._follow(self.tracks[best], p, t_ms)
             pending = rest
         for p in pending:
             tid = f"p{self._next}"
             self._next += 1
-            self.tracks.append(_Track(tid, replace(p, id=tid), index, t_ms, t_ms))
+            self.tracks.append(_Track(tid, replace(p, id=tid), t_ms, t_ms))
             used.add(len(self.tracks) - 1)
             ids[p.id] = tid
         # counted in frames read, not by the source's frame numbers: the dashboard's feed reads
@@ -206,7 +207,7 @@ class Tracker:
                 best, best_d = i, d
         return best
 
-    def _follow(self, tr: _Track, p: Piece, index: int, t_ms: float) -> None:
+    def _follow(self, tr: _Track, p: Piece, t_ms: float) -> None:
         """The track takes this frame's reading: averaged when still, followed when it moved; its
         colour and size are the newest reading's (a class flicker continues the track)."""
         cfg = self.cfg
@@ -216,7 +217,7 @@ class Tracker:
             tr.piece = replace(p, id=tr.id)  # it moved: follow it, do not average across the move
         else:
             tr.piece = replace(blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing), color=p.color, size=p.size)
-        tr.last_seen, tr.last_seen_ms = index, t_ms
+        tr.last_seen_ms = t_ms
         tr.misses = 0
         tr.hits += 1
 
@@ -459,16 +460,6 @@ class Perceiver:
     def __call__(self, frame: Frame):
         result = self.pipeline.process(frame)
         return result.tracked, self.pipeline.projector(frame.intrinsics)
-
-    def stream(self, frames: Iterable[Frame]) -> Iterator[tuple[Frame, tuple | Exception]]:
-        """Each frame with what it was read as, (tracked Scene, projection), or the exception
-        its reading raised (the stream goes on: a feed must outlive one bad frame)."""
-        for frame in frames:
-            try:
-                out: tuple | Exception = self(frame)
-            except Exception as exc:  # noqa: BLE001 - handed to the feed, which tells the Master
-                out = exc
-            yield frame, out
 
 
 def make_perceiver(workers: int = 1):
