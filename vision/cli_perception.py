@@ -244,6 +244,55 @@ def eval_cmd(dataset: tuple[str, ...], weights: str | None, device: str | None, 
     click.echo(json.dumps(summary, indent=2))
 
 
+@click.command("eval-tracking")
+@click.argument("recordings", nargs=-1)
+@click.option("--make", "make_dir", default=None, type=click.Path(file_okay=False),
+              help="First record --n still random tables into this folder, then score them.")
+@click.option("--n", type=click.IntRange(1, 10_000), default=30, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=500000, show_default=True)
+@click.option("--frames", type=click.IntRange(2, 1000), default=20, show_default=True)
+@click.option("--fps", type=click.Choice(["6", "15", "30"]), default="6", show_default=True,
+              help="6 fps reads as the dashboard's feed does (every fifth frame of a 30 fps camera).")
+@click.option("--confirm", "confirm_frames", type=click.IntRange(1, 20), default=None,
+              help="Frames a new piece must be seen in before it is shown (default: the pipeline's).")
+@click.option("--weights", default=None)
+@click.option("--device", default=None)
+@click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
+@_classifier_option
+def eval_tracking(recordings: tuple[str, ...], make_dir: str | None, n: int, seed: int, frames: int, fps: str,
+                  confirm_frames: int | None, weights: str | None, device: str | None, json_out: str | None,
+                  classifier_path: str | None, no_classifier: bool) -> None:
+    """Score tracking on recordings of still tables (RECORDINGS: .db3 files or folders of them,
+    each with its .truth.json): phantoms, recall, renamed pieces and false katsu, frame by frame."""
+    from zendo.cli import UserError
+
+    from .track_eval import format_table, run_track_eval, write_tracking_set
+
+    logging.getLogger("zendo").setLevel(logging.ERROR)
+    paths: list[Path] = []
+    try:
+        if make_dir:
+            paths += sorted(write_tracking_set(make_dir, n, seed, frames, int(fps)).glob("*.db3"))
+        for r in recordings:
+            p = Path(r)
+            found = sorted(p.glob("*.db3")) if p.is_dir() else [p]
+            if not found or not all(f.is_file() for f in found):
+                raise UserError(f"{r}: no .db3 recording there")
+            paths += found
+        if not paths:
+            raise UserError("give recordings (.db3 files or folders of them), or --make DIR")
+        summary = run_track_eval(paths, weights=weights, device=device, confirm_frames=confirm_frames,
+                                 classifier=None if no_classifier else (classifier_path or "default"))
+    except _errors() as exc:
+        raise UserError(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__) from None
+    except RuntimeError as exc:  # a corrupt recording surfacing from the SDK
+        raise UserError(str(exc).splitlines()[0] if str(exc) else "cannot read a recording") from None
+    if json_out:
+        Path(json_out).write_text(json.dumps(summary, indent=2) + "\n")
+    click.echo(format_table(summary), err=True)
+    click.echo(json.dumps(summary, indent=2))
+
+
 def register(group: click.Group) -> None:
-    for cmd in (perceive, train_data, train, export_detector, eval_set, eval_cmd):
+    for cmd in (perceive, train_data, train, export_detector, eval_set, eval_cmd, eval_tracking):
         group.add_command(cmd)

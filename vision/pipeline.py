@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from zendo.doubts import renamed
+from zendo.doubts import named, renamed
 from zendo.geometry import matrix_to_quat, quat_to_matrix
 from zendo.scene import Piece, Scene, Stone
 
@@ -45,13 +46,16 @@ class PipelineConfig:
 
     conf: float = 0.25
     pose: PoseConfig = field(default_factory=PoseConfig)
-    smoothing: float = 0.5  # weight of the newest frame in the running pose average
-    match_mm: float = 15.0  # a detection this close to a track (same class) continues it
-    still_mm: float = 2.0  # a piece that moves less than this between frames is still
-    still_deg: float = 3.0
+    match_mm: float = 25.0  # a reading whose axis middle is this close to a track's may continue it (Tracker._assign)
+    move_mm: float = 6.0  # a reading whose axis middle is this far from its track's pose is off it ...
+    move_deg: float = 15.0  # ... or whose axis is turned this far from the track's
+    move_frames: int = 3  # readings off a track in a row that move it (one is a misreading)
+    hold_frames: int = 10  # a piece at rest shows the mean of its first readings, this many, then holds
+    vote_frames: int = 15  # a track's colour and size: the commonest of its last readings, this many
     settle_s: float = 1.5  # a koan is settled after being still this long
     lost_frames: int = 5  # a track unseen in this many frames read in a row is dropped (frames read, not the source's)
     lost_ms: float = 0.0  # ... and unseen at least this long (0: the frames alone; see vision.parallel.StreamPerceiver)
+    confirm_frames: int = 3  # a new piece is shown once seen in this many frames read (at once in a stream's first frame)
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
@@ -120,19 +124,31 @@ def pose_change(a: Piece, b: Piece) -> tuple[float, float]:
 
 # --------------------------------------------------------------------------- tracking
 
+# a reading of another colour or size goes to a track this much farther before one of its own
+# class: one tower step (5.5 mm) and a millimetre of noise, as vision.eval.match pairs them
+CLASS_TIE_MM = 7.0
 
-def _renamed(extra: dict, ids: dict[str, str]) -> dict:
-    """A frame's perception block with its piece ids replaced by the tracks' ids."""
+
+def _middle(p: Piece) -> np.ndarray:
+    """The middle of a piece's axis, where a track is followed from: the same whichever way a
+    lying piece is read to point (its base, `origin`, moves by the piece's length when a frame
+    reads it the other way round), and a size misread moves it by half the difference."""
+    return (p.origin + p.tip) / 2
+
+
+def _renamed(extra: dict, ids: dict[str, str], hidden: set[str] = frozenset()) -> dict:
+    """A frame's perception block with its piece ids replaced by the tracks' ids, and without
+    what it says of the `hidden` tracks' pieces (not yet confirmed: not on the table shown)."""
     perception = extra.get("perception")
     if not perception:
         return dict(extra)
     out = dict(perception)
     if "pieces" in out:
-        out["pieces"] = {ids.get(k, k): v for k, v in out["pieces"].items()}
+        out["pieces"] = {ids.get(k, k): v for k, v in out["pieces"].items() if ids.get(k, k) not in hidden}
     if "uncertain" in out:
-        out["uncertain"] = [ids.get(k, k) for k in out["uncertain"]]
+        out["uncertain"] = [ids.get(k, k) for k in out["uncertain"] if ids.get(k, k) not in hidden]
     if "doubts" in out:
-        out["doubts"] = [renamed(d, ids) for d in out["doubts"]]
+        out["doubts"] = [d for d in (renamed(d, ids) for d in out["doubts"]) if not named(d) & hidden]
     return {**extra, "perception": out}
 
 
@@ -144,6 +160,17 @@ class _Track:
     last_seen_ms: float
     hits: int = 1
     misses: int = 0  # frames read in a row without it
+    shown: bool = True  # on the tracked table: seen in PipelineConfig.confirm_frames frames
+    rest_n: int = 1  # readings averaged into its pose since it came to rest
+    off: list = field(default_factory=list)  # the readings in a row off its pose that agree
+    classes: deque = field(default_factory=deque)  # its last readings' (colour, size)
+
+
+def _voted(classes: deque) -> tuple[str, str]:
+    """The commonest (colour, size) of a track's readings; of a tie, the newest."""
+    counts = Counter(classes)
+    top = max(counts.values())
+    return next(c for c in reversed(classes) if counts[c] == top)
 
 
 class Tracker:
@@ -156,31 +183,29 @@ class Tracker:
         self._next = 1
         self._marked: dict[frozenset, dict] = {}  # settled marked koans: piece ids -> snapshot
         self._settled_before: set[frozenset] = set()
+        self._frames = 0  # frames taken in
 
     def update(self, scene: Scene, index: int, t_ms: float) -> tuple[Scene, tuple[str, ...], tuple[dict, ...]]:
         """One frame's scene taken in: (the tracked scene, koans settled now, events). `index`,
         the frame's number, is not read: tracks count the frames read (`_Track.misses`)."""
         cfg = self.cfg
-        used: set[int] = set()
+        self._frames += 1
         ids: dict[str, str] = {}  # this frame's piece id -> its track's id
-        # two passes: same colour and size first; then a reading of another class where a track
-        # stands (one frame's class flicker must not start a second track on the same piece)
-        pending = sorted(scene.pieces, key=lambda p: p.id)
-        for same_class in (True, False):
-            rest = []
-            for p in pending:
-                best = self._nearest(p, used, same_class)
-                if best is None:
-                    rest.append(p)
-                    continue
-                used.add(best)
-                ids[p.id] = self.tracks[best].id
-                self._follow(self.tracks[best], p, t_ms)
-            pending = rest
+        pairs = self._assign(scene.pieces)
+        used = set(pairs.values())
+        for k, i in pairs.items():
+            p = scene.pieces[k]
+            ids[p.id] = self.tracks[i].id
+            self._follow(self.tracks[i], p, t_ms)
+        pending = sorted((p for k, p in enumerate(scene.pieces) if k not in pairs), key=lambda p: p.id)
         for p in pending:
             tid = f"p{self._next}"
             self._next += 1
-            self.tracks.append(_Track(tid, replace(p, id=tid), t_ms, t_ms))
+            # a stream's first frame shows what it reads at once: there is no earlier frame to
+            # confirm it by, and a one-frame recording must show its table
+            self.tracks.append(_Track(tid, replace(p, id=tid), t_ms, t_ms,
+                                      shown=self._frames == 1 or cfg.confirm_frames <= 1,
+                                      classes=deque([(p.color, p.size)], maxlen=cfg.vote_frames)))
             used.add(len(self.tracks) - 1)
             ids[p.id] = tid
         # counted in frames read, not by the source's frame numbers: the dashboard's feed reads
@@ -193,37 +218,72 @@ class Tracker:
         self.tracks = [tr for tr in self.tracks
                        if tr.misses < cfg.lost_frames or t_ms - tr.last_seen_ms < cfg.lost_ms]
         self.stones = scene.stones
-        tracked = Scene(tuple(tr.piece for tr in self.tracks), scene.stones, _renamed(scene.extra, ids))
-        settled, events = self._koans(tracked, t_ms)
+        shown = [tr for tr in self.tracks if tr.shown]
+        hidden = {tr.id for tr in self.tracks if not tr.shown}
+        tracked = Scene(tuple(tr.piece for tr in shown), scene.stones, _renamed(scene.extra, ids, hidden))
+        settled, events = self._koans(tracked, shown, t_ms)
         return tracked, settled, events
 
-    def _nearest(self, p: Piece, used: set[int], same_class: bool) -> int | None:
-        best, best_d = None, self.cfg.match_mm
-        for i, tr in enumerate(self.tracks):
-            if i in used or (same_class and (tr.piece.color, tr.piece.size) != (p.color, p.size)):
-                continue
-            d = float(np.linalg.norm(tr.piece.origin - p.origin))
-            if d < best_d:
-                best, best_d = i, d
-        return best
+    def _assign(self, pieces) -> dict[int, int]:
+        """This frame's pieces to tracks (piece index -> track index), one to one, by optimal
+        assignment within `match_mm`, a reading of another colour or size costing `CLASS_TIE_MM`
+        more. Why all at once: taken one by one, a piece took the nearest track even where that
+        left its neighbour's reading without one, which then started a second track beside its
+        own; and a class flicker must continue the piece's track, not start another."""
+        from scipy.optimize import linear_sum_assignment
+
+        if not pieces or not self.tracks:
+            return {}
+        a = np.array([_middle(p) for p in pieces], float)
+        b = np.array([_middle(tr.piece) for tr in self.tracks], float)
+        D = np.linalg.norm(a[:, None] - b[None], axis=2)
+        other = np.array([[(p.color, p.size) != (tr.piece.color, tr.piece.size) for tr in self.tracks] for p in pieces])
+        ok = D <= self.cfg.match_mm
+        ri, ci = linear_sum_assignment(np.where(ok, D + CLASS_TIE_MM * other, 1e6))
+        return {int(k): int(i) for k, i in zip(ri, ci) if ok[k, i]}
 
     def _follow(self, tr: _Track, p: Piece, t_ms: float) -> None:
-        """The track takes this frame's reading: averaged when still, followed when it moved; its
-        colour and size are the newest reading's (a class flicker continues the track)."""
+        """The track takes this frame's reading.
+
+        Why not frame to frame: a single frame's fit of a still piece scatters (over 30 recorded
+        tables, a lying piece's axis middle 2.7 mm at the 90th percentile and 13 mm at the 99th,
+        its axis 11 and 126 degrees: a reading the other way round), so following every reading
+        that strayed more than a few millimetres kept no piece still (6 of 30 tables ever
+        settled) and moved marked koans' pieces past the game's katsu line on 29 of 30. A
+        reading within `move_mm` / `move_deg` of the track is averaged in until `hold_frames`
+        are, then the pose holds; a reading off it is ignored unless `move_frames` in a row are,
+        and then the piece moved: the track takes the newest reading and is at rest from now.
+        Its colour and size are its last `vote_frames` readings' commonest (the newest of a tie).
+        """
         cfg = self.cfg
-        mm, deg = pose_change(tr.piece, p)
-        if mm > cfg.still_mm or deg > cfg.still_deg:
-            tr.still_since_ms = t_ms
-            tr.piece = replace(p, id=tr.id)  # it moved: follow it, do not average across the move
+        tr.classes.append((p.color, p.size))
+        if not self._near(tr.piece, p):
+            # off its pose: a run of readings that agree with one another is a move
+            tr.off = [q for q in tr.off if self._near(q, p)] + [p] if tr.off and self._near(tr.off[-1], p) else [p]
+            if len(tr.off) >= cfg.move_frames:  # it moved: follow it, do not average across the move
+                tr.piece, tr.rest_n, tr.off, tr.still_since_ms = replace(p, id=tr.id), 1, [], t_ms
         else:
-            tr.piece = replace(blend_pose(tr.piece, replace(p, id=tr.id), cfg.smoothing), color=p.color, size=p.size)
+            tr.off = []
+            if tr.rest_n < cfg.hold_frames:
+                tr.rest_n += 1
+                tr.piece = blend_pose(tr.piece, replace(p, id=tr.id), 1.0 / tr.rest_n)
+        color, size = _voted(tr.classes)
+        tr.piece = replace(tr.piece, color=color, size=size)
         tr.last_seen_ms = t_ms
         tr.misses = 0
         tr.hits += 1
+        tr.shown = tr.shown or tr.hits >= cfg.confirm_frames
 
-    def _koans(self, tracked: Scene, t_ms: float) -> tuple[tuple[str, ...], tuple[dict, ...]]:
+    def _near(self, a: Piece, b: Piece) -> bool:
+        """Two readings of a piece at rest: axis middles within `move_mm`, axes within `move_deg`."""
+        deg = float(np.degrees(np.arccos(np.clip(a.axis @ b.axis, -1.0, 1.0))))
+        return float(np.linalg.norm(_middle(a) - _middle(b))) <= self.cfg.move_mm and deg <= self.cfg.move_deg
+
+    def _koans(self, tracked: Scene, shown: list[_Track], t_ms: float) -> tuple[tuple[str, ...], tuple[dict, ...]]:
+        """Koans settled now and the events of this frame, over the tracks shown (a piece not yet
+        confirmed neither unsettles a koan nor joins a marked one)."""
         cfg = self.cfg
-        still = {tr.id: t_ms - tr.still_since_ms for tr in self.tracks}
+        still = {tr.id: t_ms - tr.still_since_ms for tr in shown}
         settled, events = [], []
         try:
             from zendo.koans import split_koans
@@ -244,13 +304,13 @@ class Tracker:
                     self._marked[ids] = {p.id: p for p in k.pieces(tracked)}
         # a marked koan whose pieces changed: katsu, naming what changed
         for ids, snap in list(self._marked.items()):
-            current = {tr.id: tr.piece for tr in self.tracks}
+            current = {tr.id: tr.piece for tr in shown}
             gone = sorted(i for i in ids if i not in current)
             moved = []
             for i in ids:
                 if i in current:
                     mm, deg = pose_change(snap[i], current[i])
-                    if mm > 3 * cfg.still_mm or deg > 3 * cfg.still_deg:
+                    if mm > cfg.move_mm or deg > cfg.move_deg:
                         moved.append({"piece": i, "moved_mm": round(mm, 1), "turned_deg": round(deg, 1)})
             added = []
             for k in koans:

@@ -138,6 +138,16 @@ def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
     return out
 
 
+def named(d: Mapping) -> set[str]:
+    """Every piece id the doubt names (the fields `renamed` puts through a map)."""
+    out = {d[f] for f in ("piece", "of") if f in d}
+    for field in ("with", "then", "two"):
+        out |= {q["id"] for q in d.get(field, ())}
+    for t in d.get("their", ()):
+        out |= named(t)
+    return out
+
+
 def describe(d: Mapping) -> str:
     """One line for the Master."""
     k = d["kind"]
