@@ -258,8 +258,10 @@ class Tracker:
         cfg = self.cfg
         tr.classes.append((p.color, p.size))
         if not self._near(tr.piece, p):
-            # off its pose: a run of readings that agree with one another is a move
-            tr.off = [q for q in tr.off if self._near(q, p)] + [p] if tr.off and self._near(tr.off[-1], p) else [p]
+            # off its pose: it moved once `move_frames` readings in a row agree with one another
+            # (a run goes on from its readings this one agrees with, if the last one does)
+            agreed = [q for q in tr.off if self._near(q, p)] if tr.off and self._near(tr.off[-1], p) else []
+            tr.off = agreed + [p]
             if len(tr.off) >= cfg.move_frames:  # it moved: follow it, do not average across the move
                 tr.piece, tr.rest_n, tr.off, tr.still_since_ms = replace(p, id=tr.id), 1, [], t_ms
         else:

@@ -20,7 +20,7 @@ import numpy as np
 
 from zendo.scene import scene_from_dict
 
-from .eval import MIN_VISIBLE_PX, TruthError, match, to_truth_frame
+from .eval import MIN_VISIBLE_PX, TruthError, _shown, match, to_truth_frame
 
 MARK_AT_MS = 1500.0  # when the Master marks every koan on the table: once it has settled (PipelineConfig.settle_s)
 TRACK_SEED = 500000  # recordings' seeds: apart from training (< 900000 is training's own range, see
@@ -208,7 +208,9 @@ def run_track_eval(recordings: list[Path], *, weights=None, device: str | None =
     out = summarise(per)
     out["confirm_frames"] = cfg.confirm_frames
     out["lost_frames"] = cfg.lost_frames
-    out["weights"] = str(det.weights)
+    out["weights"] = _shown(det.weights)
+    out["classifier"] = _shown(cls.weights) if cls is not None else None
+    out["marked_at_ms"] = MARK_AT_MS
     return out
 
 
