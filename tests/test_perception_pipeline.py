@@ -197,6 +197,35 @@ def test_a_piece_not_yet_shown_leaves_no_doubt_on_the_table():
     assert list(perception["pieces"]) == ["p1"] and perception["uncertain"] == []
 
 
+def test_a_piece_at_rest_is_kept_through_a_longer_gap_than_a_new_one():
+    """Pieces at rest on a still table do not vanish between frames: one read where it is for
+    settle_s is dropped after lost_at_rest_frames frames unread, not lost_frames."""
+    from vision.pipeline import PipelineConfig, Tracker
+
+    tr = Tracker(PipelineConfig(settle_s=1.0, lost_frames=5, lost_at_rest_frames=15))
+    for i in range(8):  # 0 .. 1.17 s: at rest
+        tr.update(_frame_scene(), i, i * 167.0)
+    without_x = Scene(_frame_scene().pieces[1:], _frame_scene().stones)
+    for n in range(1, 16):
+        tracked, _, _ = tr.update(without_x, 7 + n, (7 + n) * 167.0)
+        assert ("p1" in {p.id for p in tracked.pieces}) == (n < 15)
+
+
+def test_a_new_piece_by_a_piece_at_rest_needs_more_sightings_to_be_shown():
+    """A piece read now and then beside a settled koan is not added to it (katsu on a marked
+    one) at its third sighting; away from every piece at rest, three sightings still do."""
+    from vision.pipeline import PipelineConfig, Tracker
+
+    for xy, shown_at in (((40.0, 20.0), 6), ((250.0, 0.0), 3)):
+        tr = Tracker(PipelineConfig(settle_s=1.0, confirm_frames=3, confirm_at_rest_frames=6))
+        for i in range(8):
+            tr.update(_frame_scene(), i, i * 167.0)
+        other = upright(Spec("g", "green", "medium"), xy)
+        for n in range(1, 8):
+            tracked, _, _ = tr.update(Scene(_frame_scene().pieces + (other,), ()), 7 + n, (7 + n) * 167.0)
+            assert (len(tracked.pieces) == 3) == (n >= shown_at), (xy, n)
+
+
 def test_a_track_shows_the_colour_and_size_most_of_its_readings_give():
     from vision.pipeline import PipelineConfig, Tracker
 

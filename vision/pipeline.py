@@ -56,6 +56,10 @@ class PipelineConfig:
     lost_frames: int = 5  # a track unseen in this many frames read in a row is dropped (frames read, not the source's)
     lost_ms: float = 0.0  # ... and unseen at least this long (0: the frames alone; see vision.parallel.StreamPerceiver)
     confirm_frames: int = 3  # a new piece is shown once seen in this many frames read (at once in a stream's first frame)
+    # a still table stays still: a piece at rest settle_s is dropped only after this many frames
+    # unread, and a new piece by one is shown only from this many sightings (Tracker._at_rest)
+    lost_at_rest_frames: int = 15
+    confirm_at_rest_frames: int = 6
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
@@ -127,6 +131,9 @@ def pose_change(a: Piece, b: Piece) -> tuple[float, float]:
 # a reading of another colour or size goes to a track this much farther before one of its own
 # class: one tower step (5.5 mm) and a millimetre of noise, as vision.eval.match pairs them
 CLASS_TIE_MM = 7.0
+# a new piece read this near a piece at rest (axis middles) needs confirm_at_rest_frames sightings:
+# a koan's pieces stand within a few centimetres of one another
+AT_REST_REACH_MM = 40.0
 
 
 def _middle(p: Piece) -> np.ndarray:
@@ -215,14 +222,30 @@ class Tracker:
         for i, tr in enumerate(self.tracks):
             if i not in used:
                 tr.misses += 1
-        self.tracks = [tr for tr in self.tracks
-                       if tr.misses < cfg.lost_frames or t_ms - tr.last_seen_ms < cfg.lost_ms]
+        self.tracks = [tr for tr in self.tracks if not self._lost(tr, t_ms)]
         self.stones = scene.stones
         shown = [tr for tr in self.tracks if tr.shown]
         hidden = {tr.id for tr in self.tracks if not tr.shown}
         tracked = Scene(tuple(tr.piece for tr in shown), scene.stones, _renamed(scene.extra, ids, hidden))
         settled, events = self._koans(tracked, shown, t_ms)
         return tracked, settled, events
+
+    def _at_rest(self, tr: _Track) -> bool:
+        """Shown, and read where it is for `settle_s` (its koan may be settled, and marked)."""
+        return tr.shown and tr.last_seen_ms - tr.still_since_ms >= self.cfg.settle_s * 1000
+
+    def _lost(self, tr: _Track, t_ms: float) -> bool:
+        """Unread in `lost_frames` frames in a row (`lost_at_rest_frames` for a piece at rest)
+        and, where `lost_ms` is set, for that long."""
+        frames = self.cfg.lost_at_rest_frames if self._at_rest(tr) else self.cfg.lost_frames
+        return tr.misses >= frames and t_ms - tr.last_seen_ms >= self.cfg.lost_ms
+
+    def _sightings_needed(self, tr: _Track) -> int:
+        """`confirm_frames`, or `confirm_at_rest_frames` where the new piece is read within
+        `AT_REST_REACH_MM` of a piece at rest."""
+        near = any(self._at_rest(o) and np.linalg.norm(_middle(o.piece) - _middle(tr.piece)) < AT_REST_REACH_MM
+                   for o in self.tracks if o is not tr)
+        return self.cfg.confirm_at_rest_frames if near else self.cfg.confirm_frames
 
     def _assign(self, pieces) -> dict[int, int]:
         """This frame's pieces to tracks (piece index -> track index), one to one, by optimal
@@ -274,7 +297,7 @@ class Tracker:
         tr.last_seen_ms = t_ms
         tr.misses = 0
         tr.hits += 1
-        tr.shown = tr.shown or tr.hits >= cfg.confirm_frames
+        tr.shown = tr.shown or tr.hits >= self._sightings_needed(tr)
 
     def _near(self, a: Piece, b: Piece) -> bool:
         """Two readings of a piece at rest: axis middles within `move_mm`, axes within `move_deg`."""
