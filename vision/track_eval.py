@@ -207,7 +207,9 @@ def run_track_eval(recordings: list[Path], *, weights=None, device: str | None =
     per = [{"recording": p.name, **score_recording(pipe, p, t)} for p, t in items]
     out = summarise(per)
     out["confirm_frames"] = cfg.confirm_frames
+    out["confirm_at_rest_frames"] = cfg.confirm_at_rest_frames
     out["lost_frames"] = cfg.lost_frames
+    out["lost_at_rest_frames"] = cfg.lost_at_rest_frames
     out["weights"] = _shown(det.weights)
     out["classifier"] = _shown(cls.weights) if cls is not None else None
     out["marked_at_ms"] = MARK_AT_MS
@@ -216,8 +218,9 @@ def run_track_eval(recordings: list[Path], *, weights=None, device: str | None =
 
 def format_table(s: dict) -> str:
     """The figures as a person reads them."""
-    rows = [f"{s['recordings']} recordings, {s['frames']} frames; a new piece shown after "
-            f"{s['confirm_frames']} frame(s), dropped after {s['lost_frames']} unseen",
+    rows = [f"{s['recordings']} recordings, {s['frames']} frames; a new piece shown from sighting "
+            f"{s['confirm_frames']} ({s.get('confirm_at_rest_frames', '-')} by a piece at rest), dropped after "
+            f"{s['lost_frames']} frames unseen ({s.get('lost_at_rest_frames', '-')} at rest)",
             f"{'':24}{'shown (tracked)':>18}{'read (one frame)':>18}"]
     for key, label in (("extra_per_100_frames", "extra pieces / 100 fr."), ("recall_visible", "recall, visible %"),
                        ("precision", "precision %"), ("colour_size", "colour x size %")):
