@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
+from zendo.game import Game
 from zendo.scene import scene_from_dict
 
 from .eval import MIN_VISIBLE_PX, TruthError, _shown, match, to_truth_frame
 
 MARK_AT_MS = 1500.0  # when the Master marks every koan on the table: once it has settled (PipelineConfig.settle_s)
-TRACK_SEED = 500000  # recordings' seeds: apart from training (< 900000 is training's own range, see
-# models/MODEL_CARD.md: its tables are 100000-..., and no training set was drawn from 500000-)
+TRACK_SEED = 500000  # no training or evaluation set was drawn from 500000- (models/MODEL_CARD.md)
 
 
 def write_tracking_set(out: str | Path, n: int, seed: int = TRACK_SEED, frames: int = 20, fps: int = 6,
@@ -83,8 +83,6 @@ class StreamScore:
         self.last_track: dict[int, str] = {}  # truth index -> the track id it was last shown as
         self.katsu: list[dict] = []
         self.settled_ms: dict[str, float] = {}
-        from zendo.game import Game
-
         self.game = Game("eval-tracking", clock=lambda: 0.0)  # the dashboard's game, fed the tracked table
         self.marked = False
 
