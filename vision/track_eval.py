@@ -29,8 +29,9 @@ TRACK_SEED = 500000  # no training or evaluation set was drawn from 500000- (mod
 
 def write_tracking_set(out: str | Path, n: int, seed: int = TRACK_SEED, frames: int = 20, fps: int = 6,
                        progress: bool = True) -> Path:
-    """n recordings of still random tables (1-8 koans, the camera of `zendo record`), `frames`
-    frames each with fresh sensor noise, as `zendo record --random` writes them."""
+    """n recordings of still random tables (1-8 koans; the camera 550-700 mm up, tilted 25-40
+    degrees), `frames` frames each with fresh sensor noise, written as `zendo record` writes
+    them (.db3 with <name>.truth.json beside it)."""
     from .synth import Appearance, CameraPose, color_intrinsics, random_table, render
     from .synth.recording import write_recording
 
