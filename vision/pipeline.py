@@ -55,7 +55,7 @@ class PipelineConfig:
     settle_s: float = 1.5  # a koan is settled after being still this long
     lost_frames: int = 5  # a track unseen in this many frames read in a row is dropped (frames read, not the source's)
     lost_ms: float = 0.0  # ... and unseen at least this long (0: the frames alone; see vision.parallel.StreamPerceiver)
-    confirm_frames: int = 3  # a new piece is shown once seen in this many frames read (at once in a stream's first frame)
+    confirm_frames: int = 3  # a new piece is shown once seen in this many frames read in a row (at once in a stream's first frame)
     # a still table stays still: a piece at rest settle_s is dropped only after this many frames
     # unread, and a new piece by one is shown only from this many sightings (Tracker._at_rest)
     lost_at_rest_frames: int = 15
@@ -236,7 +236,11 @@ class Tracker:
 
     def _lost(self, tr: _Track, t_ms: float) -> bool:
         """Unread in `lost_frames` frames in a row (`lost_at_rest_frames` for a piece at rest)
-        and, where `lost_ms` is set, for that long."""
+        and, where `lost_ms` is set, for that long; a piece not yet shown, in the first frame
+        that misses it (DeepSORT's tentative tracks): a phantom read now and then no longer
+        gathers its sightings over a second and more, and a real piece is read in a row."""
+        if not tr.shown:
+            return tr.misses >= 1
         frames = self.cfg.lost_at_rest_frames if self._at_rest(tr) else self.cfg.lost_frames
         return tr.misses >= frames and t_ms - tr.last_seen_ms >= self.cfg.lost_ms
 
