@@ -255,13 +255,15 @@ def eval_cmd(dataset: tuple[str, ...], weights: str | None, device: str | None, 
               help="6 fps reads as the dashboard's feed does (every fifth frame of a 30 fps camera).")
 @click.option("--confirm", "confirm_frames", type=click.IntRange(1, 20), default=None,
               help="Frames a new piece must be seen in before it is shown (default: the pipeline's).")
+@click.option("--lost-ms", type=click.FloatRange(0.0, 10_000.0), default=0.0, show_default=True,
+              help="Keep an unseen piece this long as well (the feed with --workers: 833).")
 @click.option("--weights", default=None)
 @click.option("--device", default=None)
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
 @_classifier_option
 def eval_tracking(recordings: tuple[str, ...], make_dir: str | None, n: int, seed: int, frames: int, fps: str,
-                  confirm_frames: int | None, weights: str | None, device: str | None, json_out: str | None,
-                  classifier_path: str | None, no_classifier: bool) -> None:
+                  confirm_frames: int | None, lost_ms: float, weights: str | None, device: str | None,
+                  json_out: str | None, classifier_path: str | None, no_classifier: bool) -> None:
     """Score tracking on recordings of still tables (RECORDINGS: .db3 files or folders of them,
     each with its .truth.json): phantoms, recall, renamed pieces and false katsu, frame by frame."""
     from zendo.cli import UserError
@@ -282,7 +284,7 @@ def eval_tracking(recordings: tuple[str, ...], make_dir: str | None, n: int, see
         if not paths:
             raise UserError("give recordings (.db3 files or folders of them), or --make DIR")
         summary = run_track_eval(paths, weights=weights, device=device, confirm_frames=confirm_frames,
-                                 classifier=None if no_classifier else (classifier_path or "default"))
+                                 lost_ms=lost_ms, classifier=None if no_classifier else (classifier_path or "default"))
     except _errors() as exc:
         raise UserError(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__) from None
     except RuntimeError as exc:  # a corrupt recording surfacing from the SDK

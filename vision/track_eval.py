@@ -182,7 +182,7 @@ def summarise(per: list[dict]) -> dict:
 
 def run_track_eval(recordings: list[Path], *, weights=None, device: str | None = None, conf: float = 0.25,
                    classifier: str | Path | None = "default", confirm_frames: int | None = None,
-                   progress: bool = True) -> dict:
+                   lost_ms: float = 0.0, progress: bool = True) -> dict:
     """Every recording read from its first frame by one pipeline (fresh calibration and tracks
     for each) and scored frame by frame."""
     from dataclasses import replace
@@ -194,7 +194,7 @@ def run_track_eval(recordings: list[Path], *, weights=None, device: str | None =
     truths = [read_recording_truth(p) for p in recordings]
     det = Detector(weights or DEFAULT_WEIGHTS, device=device, conf=conf)
     cls = load_classifier(None if classifier == "default" else classifier) if classifier else None
-    cfg = PipelineConfig(conf=conf)
+    cfg = PipelineConfig(conf=conf, lost_ms=lost_ms)
     if confirm_frames is not None:
         cfg = replace(cfg, confirm_frames=confirm_frames)
     pipe = Pipeline(det, cfg=cfg, classifier=cls)
@@ -209,6 +209,7 @@ def run_track_eval(recordings: list[Path], *, weights=None, device: str | None =
     out["confirm_at_rest_frames"] = cfg.confirm_at_rest_frames
     out["lost_frames"] = cfg.lost_frames
     out["lost_at_rest_frames"] = cfg.lost_at_rest_frames
+    out["lost_ms"] = cfg.lost_ms
     out["weights"] = _shown(det.weights)
     out["classifier"] = _shown(cls.weights) if cls is not None else None
     out["marked_at_ms"] = MARK_AT_MS
