@@ -149,20 +149,6 @@ def test_readings_off_a_piece_that_disagree_with_one_another_do_not_move_it():
         assert np.allclose(tracked.piece("p1").origin, flat(spec, (0, 0), 0.0).origin)
 
 
-def test_a_piece_read_now_and_then_a_second_way_needs_twice_the_readings_to_move_there():
-    """A piece read in two steady ways (a medium leaning, now and then a large lying) is not
-    moved to the way the camera has already misread it by three readings in a row: that takes
-    misread_move_frames; a move to a new place still takes move_frames."""
-    from vision.pipeline import PipelineConfig, Tracker
-
-    tr = Tracker(PipelineConfig(move_frames=3, misread_move_frames=6))
-    moves = []
-    for i, dx in enumerate((0, 0, -8, 0, -8, 0, -8, -8, -8, -8, -8, -8)):
-        tracked, _, _ = tr.update(_frame_scene(dx=float(dx)), i, i * 167.0)
-        moves.append(round(float(tracked.piece("p1").origin[0])))
-    assert moves == [0] * 11 + [-8]  # the sixth reading in a row at -8 moves it, not the third
-
-
 def test_a_lying_piece_read_the_other_way_round_keeps_its_track():
     """Tracks are followed from the middle of a piece's axis: read pointing the other way, a
     lying large's base moves by its length, its middle stays."""

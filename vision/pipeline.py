@@ -50,7 +50,6 @@ class PipelineConfig:
     move_mm: float = 6.0  # a reading whose axis middle is this far from its track's pose is off it ...
     move_deg: float = 15.0  # ... or whose axis is turned this far from the track's
     move_frames: int = 3  # readings off a track in a row that move it (one is a misreading)
-    misread_move_frames: int = 6  # ... to where it was misread before at this rest (Tracker._readings_to_move)
     hold_frames: int = 10  # a piece at rest shows the mean of its first readings, this many, then holds
     vote_frames: int = 15  # a track's colour and size: the commonest of its last readings, this many
     settle_s: float = 1.5  # a koan is settled after being still this long
@@ -172,12 +171,6 @@ class _Track:
     rest_n: int = 1  # readings averaged into its pose since it came to rest
     off: list = field(default_factory=list)  # the readings in a row off its pose that agree
     classes: deque = field(default_factory=deque)  # its last readings' (colour, size)
-    misreads: list = field(default_factory=list)  # readings off it at this rest that moved nothing (the last ten)
-
-    def end_off_run(self) -> None:
-        """The readings off it in a row that did not move it are misreadings."""
-        self.misreads = (self.misreads + self.off)[-10:]
-        self.off = []
 
 
 def _voted(classes: deque) -> tuple[str, str]:
@@ -295,13 +288,11 @@ class Tracker:
             # off its pose: it moved once `move_frames` readings in a row agree with one another
             # (a run goes on from its readings this one agrees with, if the last one does)
             agreed = [q for q in tr.off if self._near(q, p)] if tr.off and self._near(tr.off[-1], p) else []
-            if not agreed:
-                tr.end_off_run()
             tr.off = agreed + [p]
-            if len(tr.off) >= self._readings_to_move(tr, p):  # it moved: do not average across the move
-                tr.piece, tr.rest_n, tr.off, tr.misreads, tr.still_since_ms = replace(p, id=tr.id), 1, [], [], t_ms
+            if len(tr.off) >= cfg.move_frames:  # it moved: follow it, do not average across the move
+                tr.piece, tr.rest_n, tr.off, tr.still_since_ms = replace(p, id=tr.id), 1, [], t_ms
         else:
-            tr.end_off_run()
+            tr.off = []
             if tr.rest_n < cfg.hold_frames:
                 tr.rest_n += 1
                 tr.piece = blend_pose(tr.piece, replace(p, id=tr.id), 1.0 / tr.rest_n)
@@ -311,14 +302,6 @@ class Tracker:
         tr.misses = 0
         tr.hits += 1
         tr.shown = tr.shown or tr.hits >= self._sightings_needed(tr)
-
-    def _readings_to_move(self, tr: _Track, p: Piece) -> int:
-        """`move_frames`; `misread_move_frames` where the piece would move to where the camera
-        has already misread it at this rest: a piece read in two steady ways (a black medium
-        leaning, read now and then as a black large lying) moved back and forth on three
-        readings of the other way in a row, a katsu each time."""
-        misread = any(self._near(q, p) for q in tr.misreads)
-        return self.cfg.misread_move_frames if misread else self.cfg.move_frames
 
     def _near(self, a: Piece, b: Piece) -> bool:
         """Two readings of a piece at rest: axis middles within `move_mm`, axes within `move_deg`."""
