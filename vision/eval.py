@@ -24,6 +24,7 @@ from zendo.doubts import DOUBT_KINDS, FactsCache, doubts_for, renamed
 from zendo.facts import PERCEPTION_BAND
 from zendo.scene import Piece, Scene, scene_from_dict
 
+from .matching import CLASS_TIE_MM, class_penalty, pairs_within_reach  # noqa: F401 - CLASS_TIE_MM: see `match`
 from .targets import judge, target_rows
 
 log = logging.getLogger(__name__)
@@ -31,10 +32,6 @@ log = logging.getLogger(__name__)
 EVAL_SEED = 900000
 MIN_VISIBLE_PX = 60  # a piece showing fewer pixels than this is not expected to be found
 MATCH_MM = 20.0
-# a perceived piece goes to the true piece it was read as (colour and size) where that one is no
-# more than this farther than the nearest: one tower step (5.5 mm between two pieces of a size)
-# and a millimetre or two of fit. See `match`.
-CLASS_TIE_MM = 7.0
 
 
 def write_render_folder(scene: Scene, render, folder: str | Path) -> Path:
@@ -79,23 +76,6 @@ def to_truth_frame(scene: Scene, perceived_cam_to_table: np.ndarray, truth_cam_t
     return Scene(pieces, stones, scene.extra)
 
 
-def _pairs_within_reach(a: np.ndarray, b: np.ndarray, penalty: np.ndarray | None = None
-                        ) -> list[tuple[int, int, float]]:
-    """One-to-one pairs (a index, b index, distance) of two point sets by optimal assignment,
-    each within MATCH_MM; `penalty` (millimetres, a row per a, a column per b) is added to a
-    pair's cost, not its distance. Pairs beyond MATCH_MM all cost alike: minimising raw distances
-    would pair a point with a far one (dropped below) to shorten another pair, and leave a pair
-    within reach unmatched."""
-    from scipy.optimize import linear_sum_assignment
-
-    if not len(a) or not len(b):
-        return []
-    D = np.linalg.norm(np.asarray(a, float)[:, None] - np.asarray(b, float)[None], axis=2)
-    cost = D if penalty is None else D + penalty
-    ri, ci = linear_sum_assignment(np.where(D <= MATCH_MM, cost, 1e6))
-    return [(int(i), int(j), float(D[i, j])) for i, j in zip(ri, ci) if D[i, j] <= MATCH_MM]
-
-
 def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]]:
     """Pairs (pred index, truth index, centroid distance) by optimal assignment within MATCH_MM,
     a pair of different colour or size costing CLASS_TIE_MM more.
@@ -107,17 +87,15 @@ def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]
     were such pairs, the true piece of the perceived class 2-6 mm farther). A true piece of the
     perceived class more than CLASS_TIE_MM farther than another still loses to it: the class does
     not pull a pair across the table."""
-    read = np.array([f"{p.color} {p.size}" for p in pred.pieces], dtype=object)
-    true = np.array([f"{t.color} {t.size}" for t in truth_pieces], dtype=object)
-    return _pairs_within_reach([p.centroid for p in pred.pieces], [p.centroid for p in truth_pieces],
-                               CLASS_TIE_MM * (read[:, None] != true[None, :]))
+    return pairs_within_reach([p.centroid for p in pred.pieces], [p.centroid for p in truth_pieces], MATCH_MM,
+                              class_penalty(pred.pieces, truth_pieces))
 
 
 def match_stones(pred: Scene, truth: Scene) -> list[tuple[int, int]]:
     """Pairs (pred index, truth index) of marking stones within MATCH_MM on the table (a stone has
     no pose to speak of, only where it lies)."""
-    return [(i, j) for i, j, _ in _pairs_within_reach([s.position[:2] for s in pred.stones],
-                                                      [s.position[:2] for s in truth.stones])]
+    return [(i, j) for i, j, _ in pairs_within_reach([s.position[:2] for s in pred.stones],
+                                                     [s.position[:2] for s in truth.stones], MATCH_MM)]
 
 
 def stone_tallies(pred: Scene, truth: Scene, visible: dict[str, int]) -> dict:
@@ -462,11 +440,10 @@ def score_table(pipeline, item: tuple[Path, dict]) -> tuple[dict, dict]:
     no tracks from other tables) and scored against its truth: (the frame's figures, its
     timings). A module-level function, so that worker processes can run it (vision/parallel.py)."""
     from .frames import RenderFolderSource
-    from .pipeline import Tracker
 
     folder, truth = item
     frame = next(iter(RenderFolderSource(folder).frames()))
-    pipeline.calibration, pipeline.tracker = None, Tracker(pipeline.cfg)
+    pipeline.restart()
     res = pipeline.process(frame)
     return evaluate_frame(res.scene, pipeline.table().matrix, truth, res.fits, _rules()), res.timings_ms
 

@@ -29,6 +29,7 @@ from .frames import Frame
 from .heading import check_headings
 from .lying import find_lying_towers
 from .nested import find_nested
+from .matching import class_penalty, pairs_within_reach
 from .pairs import split_pairs
 from .pose import PieceFit, PoseConfig, drop_unseeable, estimate_poses
 from .refit import refit_poor
@@ -128,9 +129,6 @@ def pose_change(a: Piece, b: Piece) -> tuple[float, float]:
 
 # --------------------------------------------------------------------------- tracking
 
-# a reading of another colour or size goes to a track this much farther before one of its own
-# class: one tower step (5.5 mm) and a millimetre of noise, as vision.eval.match pairs them
-CLASS_TIE_MM = 7.0
 # a new piece read this near a piece at rest (axis middles) needs confirm_at_rest_frames sightings:
 # a koan's pieces stand within a few centimetres of one another
 AT_REST_REACH_MM = 40.0
@@ -253,21 +251,14 @@ class Tracker:
 
     def _assign(self, pieces) -> dict[int, int]:
         """This frame's pieces to tracks (piece index -> track index), one to one, by optimal
-        assignment within `match_mm`, a reading of another colour or size costing `CLASS_TIE_MM`
-        more. Why all at once: taken one by one, a piece took the nearest track even where that
-        left its neighbour's reading without one, which then started a second track beside its
-        own; and a class flicker must continue the piece's track, not start another."""
-        from scipy.optimize import linear_sum_assignment
-
-        if not pieces or not self.tracks:
-            return {}
-        a = np.array([_middle(p) for p in pieces], float)
-        b = np.array([_middle(tr.piece) for tr in self.tracks], float)
-        D = np.linalg.norm(a[:, None] - b[None], axis=2)
-        other = np.array([[(p.color, p.size) != (tr.piece.color, tr.piece.size) for tr in self.tracks] for p in pieces])
-        ok = D <= self.cfg.match_mm
-        ri, ci = linear_sum_assignment(np.where(ok, D + CLASS_TIE_MM * other, 1e6))
-        return {int(k): int(i) for k, i in zip(ri, ci) if ok[k, i]}
+        assignment within `match_mm`, a reading of another colour or size costing
+        `vision.matching.CLASS_TIE_MM` more (as `vision.eval.match` pairs pieces with the truth).
+        Why all at once: taken one by one, a piece took the nearest track even where that left
+        its neighbour's reading without one, which then started a second track beside its own;
+        and a class flicker must continue the piece's track, not start another."""
+        pairs = pairs_within_reach([_middle(p) for p in pieces], [_middle(tr.piece) for tr in self.tracks],
+                                   self.cfg.match_mm, class_penalty(pieces, [tr.piece for tr in self.tracks]))
+        return {k: i for k, i, _ in pairs}
 
     def _follow(self, tr: _Track, p: Piece, t_ms: float) -> None:
         """The track takes this frame's reading.
@@ -426,6 +417,11 @@ class Pipeline:
                          if self.classifier is not None else self.cfg.pose)
         self.calibration = calibration  # calibration.store.Calibration or plane.TableCalibration
         self.tracker = Tracker(self.cfg)
+
+    def restart(self) -> None:
+        """Forget the table plane and the tracks: the next frame is a new camera's first (one
+        scored table or recording after another)."""
+        self.calibration, self.tracker = None, Tracker(self.cfg)
 
     def table(self):
         """The table plane in use."""

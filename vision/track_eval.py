@@ -21,7 +21,7 @@ import numpy as np
 from zendo.game import Game
 from zendo.scene import scene_from_dict
 
-from .eval import MIN_VISIBLE_PX, TruthError, _shown, match, to_truth_frame
+from .eval import MIN_VISIBLE_PX, TruthError, _pct, _shown, match, to_truth_frame
 
 MARK_AT_MS = 1500.0  # when the Master marks every koan on the table: once it has settled (PipelineConfig.settle_s)
 TRACK_SEED = 500000  # no training or evaluation set was drawn from 500000- (models/MODEL_CARD.md)
@@ -82,7 +82,6 @@ class StreamScore:
         self.cam = np.asarray(truth["camera_to_table"], float)
         self.t = Counter()
         self.last_track: dict[int, str] = {}  # truth index -> the track id it was last shown as
-        self.katsu: list[dict] = []
         self.settled_ms: dict[str, float] = {}
         self.game = Game("eval-tracking", clock=lambda: 0.0)  # the dashboard's game, fed the tracked table
         self.marked = False
@@ -109,7 +108,7 @@ class StreamScore:
         self._play(result.tracked, result.timestamp_ms)
         for e in result.events:
             if e["event"] == "katsu":
-                self.katsu.append(e)
+                t["katsu"] += 1
             elif e["event"] == "settled":
                 self.settled_ms.setdefault(e["koan"], result.timestamp_ms)
 
@@ -127,7 +126,7 @@ class StreamScore:
             self.marked = True
 
     def tallies(self) -> dict:
-        return {**self.t, "katsu": len(self.katsu), "settled": len(self.settled_ms),
+        return {**self.t, "katsu": self.t["katsu"], "settled": len(self.settled_ms),
                 "koans": len(self.truth["scene"].get("koans", [])) or None,
                 "first_settled_ms": min(self.settled_ms.values(), default=None)}
 
@@ -135,9 +134,8 @@ class StreamScore:
 def score_recording(pipeline, path: Path, truth: dict) -> dict:
     """A recording read by `pipeline` from its first frame (its own calibration and tracks)."""
     from .frames import RealSensePipelineSource
-    from .pipeline import Tracker
 
-    pipeline.calibration, pipeline.tracker = None, Tracker(pipeline.cfg)
+    pipeline.restart()
     score = StreamScore(truth)
     src = RealSensePipelineSource(path)
     try:
@@ -146,10 +144,6 @@ def score_recording(pipeline, path: Path, truth: dict) -> dict:
     finally:
         src.close()
     return score.tallies()
-
-
-def _pct(a: float, b: float) -> float | None:
-    return round(100.0 * a / b, 2) if b else None
 
 
 def summarise(per: list[dict]) -> dict:
