@@ -175,36 +175,16 @@ class SceneFeed(TableFeed):
             self._set(Scene(self._scene.pieces, tuple(s for s in self._scene.stones if s.id not in old) + (stone,)))
 
     def disturb(self, piece_ids, seed: int = 0) -> str:
-        """Knock one piece of a koan (katsu): it slides and turns, or tips over."""
-        rng = np.random.default_rng(seed)
-        with self._lock:
-            ids = [p.id for p in self._scene.pieces if p.id in set(piece_ids)]
-            if not ids:
-                raise FeedError("that koan is not on the table")
-            from zendo.build import Spec, flat
+        """Knock one piece of a koan (katsu): it slides and turns, or tips over (zendo.knock)."""
+        from zendo.knock import KnockError, knock
 
-            for attempt in range(40):
-                pid = ids[int(rng.integers(len(ids)))]
-                p = self._scene.piece(pid)
-                if attempt % 2 == 0:
-                    q = flat(Spec(p.id, p.color, p.size), tuple(p.origin[:2] + rng.uniform(-12, 12, 2)),
-                             float(rng.uniform(0, 360)))
-                else:
-                    ang = np.radians(rng.uniform(25, 60))
-                    m = np.array([[np.cos(ang), -np.sin(ang), 0], [np.sin(ang), np.cos(ang), 0], [0, 0, 1.0]])
-                    q = p.moved(m, [0.0, 0.0, 0.0])
-                    q = q.moved(np.eye(3), np.r_[p.origin[:2] - q.origin[:2] + rng.uniform(-15, 15, 2), 0.0])
-                    low = float(q.vertices[:, 2].min())
-                    q = q.moved(np.eye(3), [0.0, 0.0, -low])
-                trial = self._scene.with_pieces(q if x.id == pid else x for x in self._scene.pieces)
-                try:
-                    validate(trial)
-                except SceneError:
-                    continue
-                if _still_one_koan(trial, ids):
-                    self._set(trial)
-                    return pid
-            raise FeedError("could not disturb that koan without breaking the table")
+        with self._lock:
+            try:
+                scene, pid = knock(self._scene, piece_ids, np.random.default_rng(seed))
+            except KnockError as exc:
+                raise FeedError(str(exc)) from None
+            self._set(scene)
+            return pid
 
     def restore(self, pieces: list[dict]) -> None:
         """Put pieces back exactly where they were (after a katsu)."""
@@ -370,11 +350,3 @@ def _union(a, b):
 def _num(ident: str) -> int:
     digits = "".join(ch for ch in ident if ch.isdigit())
     return int(digits) if digits and len(digits) < 9 else 0
-
-
-def _still_one_koan(scene: Scene, ids: list[str]) -> bool:
-    want = set(ids)
-    for k in split_koans(scene):
-        if set(k.piece_ids) & want:
-            return set(k.piece_ids) == want
-    return False

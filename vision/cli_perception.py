@@ -250,7 +250,11 @@ def eval_cmd(dataset: tuple[str, ...], weights: str | None, device: str | None, 
               help="First record --n still random tables into this folder, then score them.")
 @click.option("--n", type=click.IntRange(1, 10_000), default=30, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=500000, show_default=True)
-@click.option("--frames", type=click.IntRange(2, 1000), default=20, show_default=True)
+@click.option("--frames", type=click.IntRange(2, 1000), default=None,
+              help="Frames per recording  [default: 20; 60 with --hands]")
+@click.option("--hands", is_flag=True,
+              help="With --make: a hand reaches over one marked koan of each table and passes, knocks a "
+                   "piece, takes one away or puts one beside it.")
 @click.option("--fps", type=click.Choice(["6", "15", "30"]), default="6", show_default=True,
               help="6 fps reads as the dashboard's feed does (every fifth frame of a 30 fps camera).")
 @click.option("--confirm", "confirm_frames", type=click.IntRange(1, 20), default=None,
@@ -261,11 +265,13 @@ def eval_cmd(dataset: tuple[str, ...], weights: str | None, device: str | None, 
 @click.option("--device", default=None)
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
 @_classifier_option
-def eval_tracking(recordings: tuple[str, ...], make_dir: str | None, n: int, seed: int, frames: int, fps: str,
+def eval_tracking(recordings: tuple[str, ...], make_dir: str | None, n: int, seed: int, frames: int | None, hands: bool,
+                  fps: str,
                   confirm_frames: int | None, lost_ms: float, weights: str | None, device: str | None,
                   json_out: str | None, classifier_path: str | None, no_classifier: bool) -> None:
-    """Score tracking on recordings of still tables (RECORDINGS: .db3 files or folders of them,
-    each with its .truth.json): phantoms, recall, renamed pieces and false katsu, frame by frame."""
+    """Score tracking on recordings (RECORDINGS: .db3 files or folders of them, each with its
+    .truth.json): phantoms, recall, renamed pieces and false katsu, frame by frame; and where a
+    hand changed a koan, whether and how soon the game raised katsu, saying what changed."""
     from zendo.cli import UserError
 
     from .track_eval import format_table, run_track_eval, write_tracking_set
@@ -273,8 +279,15 @@ def eval_tracking(recordings: tuple[str, ...], make_dir: str | None, n: int, see
     logging.getLogger("zendo").setLevel(logging.ERROR)
     paths: list[Path] = []
     try:
+        if hands and not make_dir:
+            raise UserError("--hands records new tables: give --make DIR as well")
         if make_dir:
-            paths += sorted(write_tracking_set(make_dir, n, seed, frames, int(fps)).glob("*.db3"))
+            frames = frames or (60 if hands else 20)
+            try:
+                made = write_tracking_set(make_dir, n, seed, frames, int(fps), hands=hands)
+            except ValueError as exc:  # too few frames for a hand to come and go
+                raise UserError(str(exc)) from None
+            paths += sorted(made.glob("*.db3"))
         for r in recordings:
             p = Path(r)
             found = sorted(p.glob("*.db3")) if p.is_dir() else [p]

@@ -22,7 +22,7 @@ from ..frames import Intrinsics
 from .appearance import (TEXTURE_MM, TEXTURE_PX, Appearance, linear_to_srgb_float, srgb_to_linear, table_texture,
                          texture_turn)
 from .camera import LEFT_IMAGER_IN_COLOR, RIGHT_IMAGER_IN_COLOR, BASELINE_MM, CameraPose, depth_intrinsics
-from .world import PART_INNER, PART_RIM, PART_STONE, World, build_world
+from .world import PART_INNER, PART_PROP, PART_RIM, PART_STONE, Prop, World, build_world
 
 #: Minimum range of a D435 (mm): nearer surfaces give no depth.
 MIN_RANGE_MM = 170.0
@@ -239,8 +239,8 @@ def _to_uint16(z_mm: np.ndarray, scale_mm: float = 1.0) -> np.ndarray:
 # --------------------------------------------------------------------------- colour
 
 
-def _instance_albedo(scene: Scene, rng, jitter: float) -> np.ndarray:
-    """(1 + pieces + stones, 3) linear albedo per mask value (row 0 unused)."""
+def _instance_albedo(scene: Scene, rng, jitter: float, props: tuple[Prop, ...] = ()) -> np.ndarray:
+    """(1 + pieces + stones + props, 3) linear albedo per mask value (row 0 unused)."""
     rows = [np.zeros(3, np.float32)]
     for p in scene.pieces:
         base = srgb_to_linear(COLOR_RGB.get(p.color, (128, 128, 128)))
@@ -248,6 +248,7 @@ def _instance_albedo(scene: Scene, rng, jitter: float) -> np.ndarray:
     for s in scene.stones:
         base = srgb_to_linear(STONE_RGB.get(s.color, COLOR_RGB.get(s.color, (128, 128, 128))))
         rows.append(np.clip(base * rng.uniform(1 - jitter, 1 + jitter, 3), 0, 1))
+    rows += [srgb_to_linear(pr.rgb) for pr in props]
     return np.array(rows, np.float32)
 
 
@@ -279,7 +280,7 @@ def _shade(world, scene, rng, app: Appearance, intr, t, hit, inst, part, points,
     sampled = cv2.remap(tex, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT_101)
     np.copyto(albedo, sampled, where=table[..., None])
     obj = inst > 0
-    inst_albedo = _instance_albedo(scene, rng, app.tint_jitter)
+    inst_albedo = _instance_albedo(scene, rng, app.tint_jitter, world.props)
     oi = np.flatnonzero(obj)
     albedo.reshape(-1, 3)[oi] = inst_albedo[inst.reshape(-1)[oi]]
 
@@ -297,7 +298,7 @@ def _shade(world, scene, rng, app: Appearance, intr, t, hit, inst, part, points,
     diffuse = (app.ambient * sky * occl + app.key * ndl * shadow)[..., None] * light
     color = albedo * diffuse
     # glossy plastic (pieces) and glass (stones): Blinn-Phong key highlight + broad overhead light
-    gi = np.flatnonzero(obj & (part != PART_INNER))  # glossy pixels: few, so work on them alone
+    gi = np.flatnonzero(obj & (part != PART_INNER) & (part != PART_PROP))  # glossy pixels: few, so work on them alone
     if gi.size:
         dflat = d.reshape(-1, 3)[gi]
         v = -dflat / np.linalg.norm(dflat, axis=1, keepdims=True)
@@ -354,6 +355,8 @@ def _labels(world: World, scene: Scene, pose: CameraPose, intr: Intrinsics, mask
         box = None
         if sl is not None and counts[k] > 0:
             box = (float(sl[1].start), float(sl[0].start), float(sl[1].stop), float(sl[0].stop))
+        if kind == "prop":  # a hand is not something to find
+            continue
         if kind == "piece":
             p = scene.pieces[k - 1]
             j = (k - 1) * 5
@@ -383,19 +386,21 @@ def render(
     noise: bool = True,
     raw_depth: bool = False,
     world: World | None = None,
+    props: tuple[Prop, ...] = (),
 ) -> Render:
     """Render `scene` as the D435's colour camera at `camera` sees it.
 
     `seed` (an int or a sequence of ints) fixes every random draw; `appearance` fixes surfaces,
     light and exposure (drawn from the seed when None). `noise=False` gives ideal depth and a
     noise-free image. `raw_depth=True` also renders the depth camera's own view (left IR imager,
-    its own intrinsics) for writing RealSense recordings.
+    its own intrinsics) for writing RealSense recordings. `props` (a hand reaching in:
+    `vision.synth.hands`) are drawn, cast shadows and have depth, but get no label.
     """
     rng = np.random.default_rng(seed)
     app = appearance if appearance is not None else Appearance.sample(rng)
     if not noise:
         app = app.with_(noise=0.0, blur_px=0.0)
-    world = world or build_world(scene)
+    world = world or build_world(scene, props)
     if len(world.instance_ids) > 255:
         raise ValueError(f"too many objects to label in an 8-bit mask ({len(world.instance_ids)})")
     intr = intrinsics
@@ -404,13 +409,14 @@ def render(
     # cast shadows from the key light (directional)
     L = np.asarray(app.light_dir, np.float32)
     L /= np.linalg.norm(L)
-    tallest = max([float(p.vertices[:, 2].max()) for p in scene.pieces] + [10.0])
+    tallest = max([float(p.vertices[:, 2].max()) for p in scene.pieces] + [10.0]
+                  + [min(float(pr.vertices[:, 2].max()), 250.0) for pr in world.props])
     horiz = float(np.hypot(L[0], L[1]) / max(L[2], 0.2))  # shadow length per mm of height
     lit = _unoccluded(world, points, normals, hit, _near_objects(inst, _reach_px(intr, t, hit, horiz * 600.0, tallest)),
                       direction=L)
     color = _shade(world, scene, rng, app, intr, t, hit, inst, part, points, normals, d, lit)
     depth_true = t.copy()
-    colors = [p.color for p in scene.pieces] + [s.color for s in scene.stones]
+    colors = [p.color for p in scene.pieces] + [s.color for s in scene.stones] + ["skin"] * len(world.props)
     d_intr = depth_intrinsics(848, 480)
     if noise:
         near = _near_objects(inst, _reach_px(intr, t, hit, float(RIGHT_IMAGER_IN_COLOR[0]), tallest))

@@ -1,7 +1,8 @@
 """The table as triangles for Open3D's raycaster: pieces (outer shell, cavity, base rim),
 stones, and the table top, merged into one mesh with a per-triangle instance id.
 
-Instance 0 is the table; instances 1..N are the scene's pieces in order, then its stones.
+Instance 0 is the table; instances 1..N are the scene's pieces in order, then its stones, then
+any props (a player's hand and sleeve reaching over the table: `vision.synth.hands`).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ STONE_DIAMETER_MM = 15.0
 STONE_HEIGHT_MM = 6.0
 TABLE_HALF_MM = 3000.0
 
-PART_TABLE, PART_OUTER, PART_INNER, PART_RIM, PART_STONE = 0, 1, 2, 3, 4
+PART_TABLE, PART_OUTER, PART_INNER, PART_RIM, PART_STONE, PART_PROP = 0, 1, 2, 3, 4, 5
 
 
 @cache
@@ -69,6 +70,16 @@ def stone_mesh(segments: int = 20, rings: int = 5) -> tuple[np.ndarray, np.ndarr
     return verts, np.array(tris, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class Prop:
+    """Something in view that is not a piece or stone: matte, one colour, never labelled."""
+
+    id: str
+    vertices: np.ndarray  # (V, 3) table frame, mm
+    triangles: np.ndarray  # (T, 3), wound outwards
+    rgb: tuple[float, float, float]  # sRGB albedo
+
+
 @dataclass
 class World:
     scene: Scene
@@ -76,7 +87,8 @@ class World:
     tri_instance: np.ndarray  # (T,) int32: 0 table, 1.. objects
     tri_part: np.ndarray  # (T,) int8
     instance_ids: tuple[str, ...]  # mask value k -> instance_ids[k - 1]
-    instance_kind: tuple[str, ...]  # "piece" or "stone"
+    instance_kind: tuple[str, ...]  # "piece", "stone" or "prop"
+    props: tuple[Prop, ...] = ()
 
     def cast(self, rays: np.ndarray) -> dict:
         return self.raycaster.cast_rays(o3d.core.Tensor(np.ascontiguousarray(rays, dtype=np.float32)))
@@ -86,7 +98,7 @@ class World:
         return self.raycaster.test_occlusions(t, tnear=0.0, tfar=float(tfar)).numpy()
 
 
-def build_world(scene: Scene) -> World:
+def build_world(scene: Scene, props: tuple[Prop, ...] = ()) -> World:
     h = TABLE_HALF_MM
     verts = [np.array([[-h, -h, 0], [h, -h, 0], [h, h, 0], [-h, h, 0]], float)]
     tris = [np.array([[0, 1, 2], [0, 2, 3]], np.int64)]
@@ -106,7 +118,12 @@ def build_world(scene: Scene) -> World:
         verts.append(sv + pos); tris.append(st + n); n += len(sv)
         inst.append(np.full(len(st), k, np.int32)); parts.append(np.full(len(st), PART_STONE, np.int8))
         ids.append(s.id); kinds.append("stone")
+    for k, pr in enumerate(props, start=len(scene.pieces) + len(scene.stones) + 1):
+        verts.append(np.asarray(pr.vertices, float)); tris.append(np.asarray(pr.triangles, np.int64) + n)
+        n += len(pr.vertices)
+        inst.append(np.full(len(pr.triangles), k, np.int32)); parts.append(np.full(len(pr.triangles), PART_PROP, np.int8))
+        ids.append(pr.id); kinds.append("prop")
     rc = o3d.t.geometry.RaycastingScene()
     rc.add_triangles(o3d.core.Tensor(np.vstack(verts).astype(np.float32)),
                      o3d.core.Tensor(np.vstack(tris).astype(np.uint32)))
-    return World(scene, rc, np.concatenate(inst), np.concatenate(parts), tuple(ids), tuple(kinds))
+    return World(scene, rc, np.concatenate(inst), np.concatenate(parts), tuple(ids), tuple(kinds), tuple(props))
