@@ -9,12 +9,12 @@ from vision.frames import Frame
 from zendo.scene import Scene
 
 
-def render_table(pieces, seed=5, appearance=None):
+def render_table(pieces, seed=5, appearance=None, props=(), stones=()):
     from calibration.plane import TableCalibration
     from vision.synth import Appearance, CameraPose, color_intrinsics, render
 
-    r = render(Scene(tuple(pieces), ()), CameraPose.looking_at(550, 25, (0, 0, 0), 15), color_intrinsics(),
-               seed=seed, appearance=appearance or Appearance())
+    r = render(Scene(tuple(pieces), tuple(stones)), CameraPose.looking_at(550, 25, (0, 0, 0), 15), color_intrinsics(),
+               seed=seed, appearance=appearance or Appearance(), props=tuple(props))
     frame = Frame(r.color, r.depth, r.intrinsics, 0.0, 0)
     cal = TableCalibration(tuple(tuple(map(float, row)) for row in r.camera_to_table), 0.0, 1.0)
     return r, frame, cal

@@ -7,6 +7,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from vision.track_eval import MARK_AT_MS, StreamScore
@@ -100,3 +101,84 @@ def test_the_bundled_recording_tracked_shows_no_extra_piece_and_raises_no_false_
     assert rec["shown_extra"] == 0 and rec["shown_found"] == rec["visible"]
     assert rec["settled"] == rec["koans"] == 5
     assert rec["game_frames_marked"] >= 2 and doc["game_false_katsu"] == 0
+
+
+# --------------------------------------------------------------------------- a hand over a koan
+
+C = upright(Spec("c", "green", "small"), (200, 0))  # a koan of its own, far off
+
+
+def _hand_truth(change: str, after_pieces) -> dict:
+    """Two koans marked at MARK_AT_MS; a hand over k1 from frame 18, its change in frame 24."""
+    koans = [{"id": "k1", "pieces": ["a", "b"]}, {"id": "k2", "pieces": ["c"]}]
+    before = Scene((*PIECES, C), (Stone("s1", "white", (0, -40, 0)),), {"koans": koans})
+    after = Scene(tuple(after_pieces), before.stones, {"koans": koans})
+    objects = lambda s: [{"id": p.id, "kind": "piece", "visible_px": 500} for p in s.pieces]  # noqa: E731
+    return {"scene": {**before.to_dict(), "koans": koans}, "camera_to_table": np.eye(4).tolist(),
+            "objects": objects(before), "fps": 6,
+            "after": {"scene": {**after.to_dict(), "koans": koans}, "objects": objects(after)},
+            "hand": {"koan": "k1", "change": change, "piece": "b", "enter": 18, "over": 21, "change_frame": 24,
+                     "leave": 30, "gone": 33}}
+
+
+def _play(score, frames):
+    for k, pieces in enumerate(frames):
+        score.add(_frame(pieces, k * 1000.0 / 6), np.eye(4))
+    return score.tallies()
+
+
+def test_the_first_katsu_on_the_hands_koan_after_its_change_is_true_and_timed_from_the_change():
+    score = StreamScore(_hand_truth("take", (PIECES[0], C)))
+    t = _play(score, [(*PIECES, C)] * 30 + [(PIECES[0], C)] * 10)  # the piece shown gone 6 frames after the change
+    assert t["game_katsu"] == t["game_katsu_true"] == 1
+    h = t["hand"]
+    assert h["raised"] and h["raised_after_ms"] == pytest.approx(1000.0) and h["told"] == "take" and h["told_right"]
+    assert h["open_at_end"]
+
+
+def test_a_katsu_before_the_change_is_false_and_a_marked_koan_gone_whole_is_counted():
+    score = StreamScore(_hand_truth("take", (PIECES[0], C)))
+    # k2 vanishes whole (broken down, not katsu), then k1's piece two frames before the change
+    t = _play(score, [(*PIECES, C)] * 20 + [PIECES] * 2 + [PIECES[:1]] * 10)
+    assert t["game_marked_broken"] == 1
+    assert t["game_katsu"] == 1 and t["game_katsu_true"] == 0 and t["hand"]["raised"] is False
+
+
+def test_a_katsu_where_the_hand_only_passed_is_false():
+    score = StreamScore(_hand_truth("pass", (*PIECES, C)))
+    t = _play(score, [(*PIECES, C)] * 30 + [(PIECES[0], C)] * 10)
+    assert t["game_katsu"] == 1 and t["game_katsu_true"] == 0 and "raised" not in t["hand"]
+
+
+def test_a_change_the_game_never_raised_is_counted_missed():
+    score = StreamScore(_hand_truth("take", (PIECES[0], C)))
+    t = _play(score, [(*PIECES, C)] * 40)
+    assert t["game_katsu"] == 0 and t["hand"]["raised"] is False
+
+
+def test_what_the_master_is_told_is_read_from_the_poses_not_the_ids():
+    from vision.track_eval import _what_changed
+
+    a, b = PIECES
+    moved = replace(b, id="p9", position=(b.position[0] + 20, b.position[1], b.position[2]))
+    d = lambda *ps: [p.to_dict() for p in ps]  # noqa: E731
+    assert _what_changed(d(a, b), d(a, moved)) == "knock"  # tracked afresh under a new id: moved all the same
+    assert _what_changed(d(a, b), d(a)) == "take"
+    assert _what_changed(d(a), d(a, b)) == "add"
+    assert _what_changed(d(a, b), d(a, moved, C)) == "more"
+
+
+def test_hands_recordings_need_make_and_enough_frames_said_in_one_line(tmp_path):
+    res = CliRunner().invoke(main, ["eval-tracking", "--hands", str(tmp_path)])
+    assert res.exit_code != 0 and "--make" in res.output and len(res.output.strip().splitlines()) == 1
+    res = CliRunner().invoke(main, ["eval-tracking", "--make", str(tmp_path / "r"), "--hands", "--frames", "20"])
+    assert res.exit_code != 0 and "48 frames" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_a_change_to_a_koan_whose_false_alert_is_still_open_is_told_by_the_alerts_update():
+    score = StreamScore(_hand_truth("take", (PIECES[0], C)))
+    ghost = upright(Spec("g", "green", "medium"), (0, 30))
+    # a phantom joins k1 before the change (a false katsu, left open), then the hand's piece goes
+    t = _play(score, [(*PIECES, C)] * 12 + [(*PIECES, C, ghost)] * 18 + [(PIECES[0], C, ghost)] * 5)
+    assert t["game_katsu"] == 1 and t["game_katsu_true"] == 0
+    assert t["hand"]["raised"] and t["hand"]["raised_after_ms"] == pytest.approx(1000.0)

@@ -26,6 +26,7 @@ from .crossing import drop_crossing
 from .detect import Detections, Detector
 from .doubts import frame_doubts
 from .frames import Frame
+from .hands import boxes_on_hands, find_hands, hidden, off_hands
 from .heading import check_headings
 from .lying import find_lying_towers
 from .nested import find_nested
@@ -51,8 +52,10 @@ class PipelineConfig:
     move_mm: float = 6.0  # a reading whose axis middle is this far from its track's pose is off it ...
     move_deg: float = 15.0  # ... or whose axis is turned this far from the track's
     move_frames: int = 3  # readings off a track in a row that move it (one is a misreading)
+    move_agree: int = 0  # ... of which this many agree with one another (0: all of them, each with the next)
     hold_frames: int = 10  # a piece at rest shows the mean of its first readings, this many, then holds
     vote_frames: int = 15  # a track's colour and size: the commonest of its last readings, this many
+    vote_margin: int = 0  # ... and another class replaces the one shown only when it leads by this many
     settle_s: float = 1.5  # a koan is settled after being still this long
     lost_frames: int = 5  # a track unseen in this many frames read in a row is dropped (frames read, not the source's)
     lost_ms: float = 0.0  # ... and unseen at least this long (0: the frames alone; see vision.parallel.StreamPerceiver)
@@ -74,6 +77,8 @@ class PipelineConfig:
     color_check: bool = True  # read each piece's own pixels with the colour model (vision/color_check.py)
     crossing: bool = True  # drop a piece crossing a better-supported one of its class (vision/crossing.py)
     refit: bool = True  # fit a very poor fit again to the points of its own colour (vision/refit.py)
+    hands: bool = True  # find hands over the table, read nothing on them, hold what they hide (vision/hands.py)
+    hand_unrests: bool = False  # a piece a hand hid is no longer at rest (dropped after lost_frames unread)
 
 
 @dataclass(frozen=True)
@@ -141,19 +146,19 @@ def _middle(p: Piece) -> np.ndarray:
     return (p.origin + p.tip) / 2
 
 
-def _renamed(extra: dict, ids: dict[str, str], hidden: set[str] = frozenset()) -> dict:
+def _renamed(extra: dict, ids: dict[str, str], unshown: set[str] = frozenset()) -> dict:
     """A frame's perception block with its piece ids replaced by the tracks' ids, and without
-    what it says of the `hidden` tracks' pieces (not yet confirmed: not on the table shown)."""
+    what it says of the `unshown` tracks' pieces (not yet confirmed: not on the table shown)."""
     perception = extra.get("perception")
     if not perception:
         return dict(extra)
     out = dict(perception)
     if "pieces" in out:
-        out["pieces"] = {ids.get(k, k): v for k, v in out["pieces"].items() if ids.get(k, k) not in hidden}
+        out["pieces"] = {ids.get(k, k): v for k, v in out["pieces"].items() if ids.get(k, k) not in unshown}
     if "uncertain" in out:
-        out["uncertain"] = [ids.get(k, k) for k in out["uncertain"] if ids.get(k, k) not in hidden]
+        out["uncertain"] = [ids.get(k, k) for k in out["uncertain"] if ids.get(k, k) not in unshown]
     if "doubts" in out:
-        out["doubts"] = [d for d in (renamed(d, ids) for d in out["doubts"]) if not named(d) & hidden]
+        out["doubts"] = [d for d in (renamed(d, ids) for d in out["doubts"]) if not named(d) & unshown]
     return {**extra, "perception": out}
 
 
@@ -171,11 +176,15 @@ class _Track:
     classes: deque = field(default_factory=deque)  # its last readings' (colour, size)
 
 
-def _voted(classes: deque) -> tuple[str, str]:
-    """The commonest (colour, size) of a track's readings; of a tie, the newest."""
+def _voted(classes: deque, shown: tuple[str, str] | None = None, margin: int = 0) -> tuple[str, str]:
+    """The commonest (colour, size) of a track's readings; of a tie, the newest. With `margin`,
+    the class `shown` now stays unless another leads it by that many readings."""
     counts = Counter(classes)
     top = max(counts.values())
-    return next(c for c in reversed(classes) if counts[c] == top)
+    best = next(c for c in reversed(classes) if counts[c] == top)
+    if margin and shown is not None and counts[best] - counts.get(shown, 0) < margin:
+        return shown
+    return best
 
 
 class Tracker:
@@ -196,13 +205,19 @@ class Tracker:
         cfg = self.cfg
         self._frames += 1
         ids: dict[str, str] = {}  # this frame's piece id -> its track's id
-        pairs = self._assign(scene.pieces)
-        used = set(pairs.values())
+        footprints = scene.extra.get("perception", {}).get("hands") or ()
+        held = self._under_hands(footprints)
+        if cfg.hand_unrests:
+            for i in held:
+                self.tracks[i].still_since_ms = t_ms
+        readings = [p for p in scene.pieces if not footprints or not hidden(_middle(p)[:2], footprints)[0]]
+        pairs = self._assign(readings, held)
+        used = set(pairs.values()) | held
         for k, i in pairs.items():
-            p = scene.pieces[k]
+            p = readings[k]
             ids[p.id] = self.tracks[i].id
             self._follow(self.tracks[i], p, t_ms)
-        pending = sorted((p for k, p in enumerate(scene.pieces) if k not in pairs), key=lambda p: p.id)
+        pending = sorted((p for k, p in enumerate(readings) if k not in pairs), key=lambda p: p.id)
         for p in pending:
             tid = f"p{self._next}"
             self._next += 1
@@ -221,12 +236,30 @@ class Tracker:
             if i not in used:
                 tr.misses += 1
         self.tracks = [tr for tr in self.tracks if not self._lost(tr, t_ms)]
-        self.stones = scene.stones
+        self.stones = self._stones(scene.stones, footprints)
         shown = [tr for tr in self.tracks if tr.shown]
-        hidden = {tr.id for tr in self.tracks if not tr.shown}
-        tracked = Scene(tuple(tr.piece for tr in shown), scene.stones, _renamed(scene.extra, ids, hidden))
+        unshown = {tr.id for tr in self.tracks if not tr.shown}
+        tracked = Scene(tuple(tr.piece for tr in shown), self.stones, _renamed(scene.extra, ids, unshown))
         settled, events = self._koans(tracked, shown, t_ms)
         return tracked, settled, events
+
+    def _under_hands(self, footprints) -> set[int]:
+        """The tracks a hand hides now (vision/hands.py): held as they are, neither missed nor
+        moved nor joined by a reading, until the hand has gone. Why: under a hand nothing can be
+        read, and at its edge a piece half hidden is fitted off its place; both raised katsu on
+        koans a hand only passed over."""
+        if not footprints or not self.tracks:
+            return set()
+        under = hidden(np.array([_middle(tr.piece)[:2] for tr in self.tracks]), footprints)
+        return {i for i in np.flatnonzero(under)}
+
+    def _stones(self, read: tuple[Stone, ...], footprints) -> tuple[Stone, ...]:
+        """The stones shown: a hand's hidden part keeps the ones it hid, the rest are this frame's."""
+        if not footprints:
+            return read
+        kept = [s for s in self.stones if hidden(np.asarray(s.position[:2]), footprints)[0]]
+        seen = [s for s in read if not hidden(np.asarray(s.position[:2]), footprints)[0]]
+        return tuple(replace(s, id=f"s{k}") for k, s in enumerate(kept + seen, start=1))
 
     def _at_rest(self, tr: _Track) -> bool:
         """Shown, and read where it is for `settle_s` (its koan may be settled, and marked)."""
@@ -249,16 +282,18 @@ class Tracker:
                    for o in self.tracks if o is not tr)
         return self.cfg.confirm_at_rest_frames if near else self.cfg.confirm_frames
 
-    def _assign(self, pieces) -> dict[int, int]:
+    def _assign(self, pieces, held: set[int] = frozenset()) -> dict[int, int]:
         """This frame's pieces to tracks (piece index -> track index), one to one, by optimal
         assignment within `match_mm`, a reading of another colour or size costing
         `vision.matching.CLASS_TIE_MM` more (as `vision.eval.match` pairs pieces with the truth).
         Why all at once: taken one by one, a piece took the nearest track even where that left
         its neighbour's reading without one, which then started a second track beside its own;
         and a class flicker must continue the piece's track, not start another."""
-        pairs = pairs_within_reach([_middle(p) for p in pieces], [_middle(tr.piece) for tr in self.tracks],
-                                   self.cfg.match_mm, class_penalty(pieces, [tr.piece for tr in self.tracks]))
-        return {k: i for k, i, _ in pairs}
+        free = [i for i in range(len(self.tracks)) if i not in held]
+        tracks = [self.tracks[i].piece for i in free]
+        pairs = pairs_within_reach([_middle(p) for p in pieces], [_middle(t) for t in tracks],
+                                   self.cfg.match_mm, class_penalty(pieces, tracks))
+        return {k: free[i] for k, i, _ in pairs}
 
     def _follow(self, tr: _Track, p: Piece, t_ms: float) -> None:
         """The track takes this frame's reading.
@@ -275,24 +310,41 @@ class Tracker:
         """
         cfg = self.cfg
         tr.classes.append((p.color, p.size))
-        if not self._near(tr.piece, p):
+        if not self._near(tr.piece, p) and not cfg.move_agree:
             # off its pose: it moved once `move_frames` readings in a row agree with one another
             # (a run goes on from its readings this one agrees with, if the last one does)
             agreed = [q for q in tr.off if self._near(q, p)] if tr.off and self._near(tr.off[-1], p) else []
             tr.off = agreed + [p]
             if len(tr.off) >= cfg.move_frames:  # it moved: follow it, do not average across the move
                 tr.piece, tr.rest_n, tr.off, tr.still_since_ms = replace(p, id=tr.id), 1, [], t_ms
+        elif not self._near(tr.piece, p):
+            moved = self._moved_to(tr, p)
+            if moved is not None:  # it moved: follow it, do not average across the move
+                tr.piece, tr.rest_n, tr.off, tr.still_since_ms = replace(moved, id=tr.id), 1, [], t_ms
         else:
             tr.off = []
             if tr.rest_n < cfg.hold_frames:
                 tr.rest_n += 1
                 tr.piece = blend_pose(tr.piece, replace(p, id=tr.id), 1.0 / tr.rest_n)
-        color, size = _voted(tr.classes)
+        color, size = _voted(tr.classes, (tr.piece.color, tr.piece.size) if tr.hits > 1 else None, cfg.vote_margin)
         tr.piece = replace(tr.piece, color=color, size=size)
         tr.last_seen_ms = t_ms
         tr.misses = 0
         tr.hits += 1
         tr.shown = tr.shown or tr.hits >= self._sightings_needed(tr)
+
+    def _moved_to(self, tr: _Track, p: Piece) -> Piece | None:
+        """Where a track off its pose has moved to, if it has: `move_frames` readings in a row
+        off it (the run `tr.off`), and `move_agree` of them agreeing; the reading most of them
+        agree with, the newest of a tie. Old rule (move_agree 0): `move_frames` in a row agreeing
+        with one another."""
+        cfg = self.cfg
+        tr.off = (tr.off + [p])[-cfg.vote_frames:]
+        if len(tr.off) < cfg.move_frames:
+            return None
+        votes = [sum(self._near(q, r) for r in tr.off) for q in tr.off]
+        best = max(range(len(votes)), key=lambda k: (votes[k], k))
+        return tr.off[best] if votes[best] >= cfg.move_agree else None
 
     def _near(self, a: Piece, b: Piece) -> bool:
         """Two readings of a piece at rest: axis middles within `move_mm`, axes within `move_deg`."""
@@ -447,6 +499,11 @@ class Pipeline:
         watch.lap("detect")
         verdicts = None
         heights = height_map(frame, table)  # every stage below reads it: computed once
+        hands = find_hands(heights, frame.intrinsics, table.matrix) if self.cfg.hands else None
+        if hands is not None:  # nothing on a hand is a piece: its pixels unread, its boxes dropped
+            heights = off_hands(heights, hands)
+            det = det[~boxes_on_hands(det.xyxy, hands)]
+        watch.lap("hands")
         project = self.projector(frame.intrinsics)
         if self.classifier is not None:
             det, verdicts = self.classifier.refine(frame, table, det, heights)
@@ -506,6 +563,9 @@ class Pipeline:
         if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
             stage_doubts += lying_small_stacks(frame, scene, up, table)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color)
+        if hands is not None:  # the tracker holds what they hide (Tracker.update)
+            perception = {**scene.extra.get("perception", {}), "hands": hands.to_dict()}
+            scene = Scene(scene.pieces, scene.stones, {**scene.extra, "perception": perception})
         watch.lap("doubts")
         return FrameResult(frame.index, frame.timestamp_ms, scene, scene, det, tuple(fits), watch.timings())
 

@@ -113,7 +113,8 @@ class StreamScore:
     koan (truth "hand"), the first katsu on that koan from the change on is the true one: its
     delay is counted from the frame the change happened in, and what it shows the Master (a
     piece gone, one more, or the same pieces moved) is checked against what the hand did. Every
-    other katsu is false. A koan is known as "that koan" by the tracked pieces paired with its
+    other katsu is false. Where a false alert is still open on that koan when the change comes,
+    the alert's first update after it (the game's "katsu_changed") is what tells the Master. A koan is known as "that koan" by the tracked pieces paired with its
     true pieces when the Master marked."""
 
     def __init__(self, truth: dict):
@@ -195,6 +196,9 @@ class StreamScore:
                     k = self.game.koans[e.data["koan"]]
                     if self._is_true(k.piece_ids, "game", t_ms, {"katsu": e.data["katsu"]}):
                         self.t["game_katsu_true"] += 1
+                elif e.type == "katsu_changed":  # a false alert already open there shows the change
+                    self._is_true(self.game.koans[e.data["koan"]].piece_ids, "game", t_ms,
+                                  {"katsu": e.data["katsu"], "already_open": True})
                 elif e.type == "koan_removed" and self.game.koans[e.data["koan"]].mark is not None:
                     self.t["game_marked_broken"] += 1
             self.t["game_frames_marked"] += 1

@@ -198,7 +198,7 @@ def _piece_dicts(pieces: Iterable[Piece]) -> list[dict]:
     return [p.to_dict() for p in pieces]
 
 
-def _same_arrangement(before: list[dict], after: list[dict], tol: float = KATSU_MM) -> bool:
+def same_arrangement(before: list[dict], after: list[dict], tol: float = KATSU_MM) -> bool:
     """True if `after` is `before` moved as a whole along the table (slid and turned)."""
     if sorted(p["id"] for p in before) != sorted(p["id"] for p in after):
         return False
@@ -463,7 +463,7 @@ class Game:
             if open_k:
                 return [self.emit("katsu_resolved", {"katsu": open_k.id, "koan": rec.id, "how": "restored"})]
             return []
-        if _same_arrangement(rec.pieces, now):
+        if same_arrangement(rec.pieces, now):
             ev = [self.emit("koan_moved", {"koan": rec.id, "pieces": now})]
             if open_k:
                 ev.append(self.emit("katsu_resolved", {"katsu": open_k.id, "koan": rec.id, "how": "restored"}))

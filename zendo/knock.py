@@ -14,7 +14,7 @@ from .build import Spec, beside, flat, upright
 from .koans import split_koans
 from .pieces import SIZES
 from .scene import Piece, Scene, SceneError, validate
-from .shapes import shell_distance
+from .shapes import point_solid_distance, shell_distance
 
 
 class KnockError(ValueError):
@@ -46,14 +46,31 @@ def bears(scene: Scene, piece: Piece) -> bool:
                for q in scene.pieces)
 
 
+def covered(scene: Scene, piece: Piece) -> bool:
+    """`piece` lies inside another (nested under it, or in a lying one's cavity): no hand gets at
+    it without moving that one, and no camera sees it go."""
+    c = piece.centroid
+    return any(q.id != piece.id and point_solid_distance(c, q) == 0.0 for q in scene.pieces)
+
+
+def _free(scene: Scene, ids) -> list[str]:
+    """The pieces of `ids` a hand can reach: none rests on them and none covers them."""
+    return [i for i in ids if not bears(scene, scene.piece(i)) and not covered(scene, scene.piece(i))]
+
+
 def knock(scene: Scene, ids, rng: np.random.Generator, tries: int = 40) -> tuple[Scene, str]:
-    """One piece of the koan `ids` knocked: it slides and turns where it stands, or tips over flat.
-    Returns the table and the piece's id."""
+    """One piece of the koan `ids` knocked: it slides and turns where it stands, or tips over flat,
+    so that the koan is disturbed as the game judges it (not the whole koan slid and turned,
+    `zendo.game.same_arrangement`: a koan of one piece lying on the table cannot be). Returns
+    the table and the piece's id."""
+    from .game import same_arrangement
+
     ids = [p.id for p in scene.pieces if p.id in set(ids)]
     if not ids:
         raise KnockError("that koan is not on the table")
+    reach = _free(scene, ids) or ids
     for attempt in range(tries):
-        pid = ids[int(rng.integers(len(ids)))]
+        pid = reach[int(rng.integers(len(reach)))]
         p = scene.piece(pid)
         if attempt % 2 == 0:
             q = flat(Spec(p.id, p.color, p.size), tuple(p.origin[:2] + rng.uniform(-12, 12, 2)),
@@ -66,18 +83,19 @@ def knock(scene: Scene, ids, rng: np.random.Generator, tries: int = 40) -> tuple
             low = float(q.vertices[:, 2].min())
             q = q.moved(np.eye(3), [0.0, 0.0, -low])
         trial = scene.with_pieces(q if x.id == pid else x for x in scene.pieces)
-        if _valid(trial) and still_one_koan(trial, ids):
+        if _valid(trial) and still_one_koan(trial, ids) and not same_arrangement(
+                [scene.piece(i).to_dict() for i in ids], [trial.piece(i).to_dict() for i in ids]):
             return trial, pid
-    raise KnockError("could not disturb that koan without breaking the table")
+    raise KnockError("could not disturb that koan without breaking the table or only sliding it whole")
 
 
 def take_away(scene: Scene, ids, rng: np.random.Generator) -> tuple[Scene, str]:
-    """One piece of the koan `ids` that bears no other taken off the table. The koan must keep a
-    piece and stay one koan."""
+    """One piece of the koan `ids` that bears no other and lies in none taken off the table. The
+    koan must keep a piece and stay one koan."""
     ids = [p.id for p in scene.pieces if p.id in set(ids)]
-    order = [ids[i] for i in rng.permutation(len(ids))]
-    for pid in order:
-        if len(ids) < 2 or bears(scene, scene.piece(pid)):
+    free = _free(scene, ids)
+    for pid in [free[i] for i in rng.permutation(len(free))]:
+        if len(ids) < 2:
             continue
         trial = scene.with_pieces(x for x in scene.pieces if x.id != pid)
         if still_one_koan(trial, [i for i in ids if i != pid]):

@@ -23,8 +23,8 @@ from .world import Prop
 SKIN_RGB = ((236, 188, 160), (214, 160, 124), (180, 124, 90), (132, 86, 58), (92, 60, 42))
 SLEEVE_RGB = ((40, 44, 52), (120, 122, 128), (210, 210, 205), (40, 60, 120), (150, 40, 40), (60, 90, 60))
 CHANGES = ("pass", "knock", "take", "add")
-#: One recording in this many has its hand pass over and change nothing, the rest change the koan.
-PASS_SHARE = 0.4
+#: This share of the recordings has its hand pass over and change nothing; the rest change the koan.
+PASS_SHARE = 0.25
 
 _BOX_TRIS = np.array([[0, 2, 1], [0, 3, 2], [4, 5, 6], [4, 6, 7], [0, 1, 5], [0, 5, 4],
                       [1, 2, 6], [1, 6, 5], [2, 3, 7], [2, 7, 6], [3, 0, 4], [3, 4, 7]], np.int64)
@@ -108,27 +108,39 @@ class HandVisit:
         return hand_props(at, d, self.skin, self.sleeve)
 
 
+def _change(scene: Scene, koan: dict, change: str, rng: np.random.Generator) -> tuple[Scene, str]:
+    ids = list(koan["pieces"])
+    if change == "knock":
+        return knock(scene, ids, rng)
+    if change == "take":
+        return take_away(scene, ids, rng)
+    return add_beside(scene, ids, rng, f"p{len(scene.pieces) + 1}", str(rng.choice(RAINBOW_COLORS)))
+
+
 def plan_visit(scene: Scene, rng: np.random.Generator, fps: int, start_s: float) -> HandVisit:
     """A hand reaching over a koan of `scene` from `start_s` on: half a second in, one to two
-    seconds over the koan (the change half-way), half a second out."""
+    seconds over the koan (the change half-way), half a second out. The change is drawn first
+    (PASS_SHARE passes, the rest knock, take and add alike), then the koan, among those it can
+    be done to (a koan of one piece has none to take away)."""
     koans = scene.extra["koans"]
-    k = koans[int(rng.integers(len(koans)))]
-    ids = list(k["pieces"])
     change = "pass" if rng.random() < PASS_SHARE else str(rng.choice(CHANGES[1:]))
-    after, piece = scene, None
-    for kind in [change, *[c for c in CHANGES[1:] if c != change], "pass"]:
-        try:
-            if kind == "knock":
-                after, piece = knock(scene, ids, rng)
-            elif kind == "take":
-                after, piece = take_away(scene, ids, rng)
-            elif kind == "add":
-                new = f"p{len(scene.pieces) + 1}"
-                after, piece = add_beside(scene, ids, rng, new, str(rng.choice(RAINBOW_COLORS)))
-            change = kind
+    after, piece, k = scene, None, None
+    for kind in ([change] if change == "pass" else [change, "add"]):
+        for i in rng.permutation(len(koans)):
+            if kind == "pass":
+                k = koans[i]
+                break
+            try:
+                after, piece = _change(scene, koans[i], kind, rng)
+            except KnockError:
+                continue
+            k, change = koans[i], kind
             break
-        except KnockError:
-            continue
+        if k is not None:
+            break
+    if k is None:  # nothing can be done to any koan: the hand passes over one
+        k, change = koans[int(rng.integers(len(koans)))], "pass"
+    ids = list(k["pieces"])
     if change in ("take", "add"):
         mine = [i for i in ids if i != piece] + ([piece] if change == "add" else [])
         koans_after = [dict(kk, pieces=mine) if kk is k else kk for kk in koans]
