@@ -125,3 +125,18 @@ def test_a_stone_a_hand_hides_stays_on_the_table_shown():
     assert sorted(s.color for s in scene.stones) == ["black", "white"]
     scene, _, _ = _track(tr, [PIECE], 333.0, stones=(far,))
     assert [s.color for s in scene.stones] == ["black"]  # the hand gone, the stone with it
+
+
+def test_a_reading_beyond_the_hand_of_a_piece_it_holds_goes_to_no_other_piece():
+    """A held piece's reading from just beyond the hand's reach must not be taken by its
+    neighbour's track (a black small shown as the green large beside it)."""
+    tr = Tracker(PipelineConfig())
+    under = upright(Spec("u", "green", "large"), (0, 0))
+    beside = upright(Spec("b", "black", "small"), (40, 0))
+    for k in range(12):
+        _track(tr, [under, beside], k * 167.0)
+    edge = [[[-60.0, -30.0], [-10.0, -30.0], [-10.0, 30.0], [-60.0, 30.0]]]  # reaches `under`, not `beside`
+    seen_off = replace(under, position=(22.0, 0.0, 0.0))  # the held piece, half hidden, read off its place
+    for k in range(12, 30):
+        scene, _, _ = _track(tr, [seen_off, beside], k * 167.0, edge)
+    assert sorted((p.color, p.size) for p in scene.pieces) == [("black", "small"), ("green", "large")]

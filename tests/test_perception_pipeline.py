@@ -559,9 +559,26 @@ def test_a_frame_that_reads_another_class_does_not_start_a_second_track():
 
     tr = Tracker(PipelineConfig())
     at = (10.0, 20.0, 0.0)
-    for i, size in enumerate(("large", "medium", "large")):
+    for i, (size, shown) in enumerate(zip(("large", "medium", "large"), ("large", "medium", "medium"))):
         tracked, _, _ = tr.update(Scene((Piece("p1", "red", size, at),)), i, 100.0 * i)
-        assert len(tracked.pieces) == 1 and tracked.pieces[0].id == "p1" and tracked.pieces[0].size == size
+        # one track; the class shown: a tie goes to the newest, then holds until another leads by two
+        assert len(tracked.pieces) == 1 and tracked.pieces[0].id == "p1" and tracked.pieces[0].size == shown
+
+
+def test_a_class_shown_gives_way_only_to_one_that_leads_it_by_two_readings():
+    """A piece read now medium, now large does not change size back and forth (on a marked koan
+    each change was a katsu); read medium from then on, it turns medium once the mediums lead the
+    larges by two among its last fifteen readings, one frame later than by a plain majority."""
+    from vision.pipeline import PipelineConfig, Tracker
+
+    def shown(margin: int) -> str:
+        tr = Tracker(PipelineConfig(vote_margin=margin))
+        sizes = ["large"] * 4 + ["medium", "large"] * 5 + ["medium"] * 5
+        return "".join(tr.update(Scene((Piece("p1", "red", s, (10.0, 20.0, 0.0)),)), i, 167.0 * i)[0].pieces[0].size[0]
+                       for i, s in enumerate(sizes))
+
+    assert shown(2) == "l" * 17 + "mm"  # 9 mediums to 6 larges in the last fifteen
+    assert shown(0) == "l" * 16 + "mmm"  # a plain majority turns at 8 to 7
 
 
 def test_a_tower_of_two_pieces_of_one_size_stays_two_pieces():

@@ -52,10 +52,12 @@ class PipelineConfig:
     move_mm: float = 6.0  # a reading whose axis middle is this far from its track's pose is off it ...
     move_deg: float = 15.0  # ... or whose axis is turned this far from the track's
     move_frames: int = 3  # readings off a track in a row that move it (one is a misreading)
-    move_agree: int = 0  # ... of which this many agree with one another (0: all of them, each with the next)
     hold_frames: int = 10  # a piece at rest shows the mean of its first readings, this many, then holds
     vote_frames: int = 15  # a track's colour and size: the commonest of its last readings, this many
-    vote_margin: int = 0  # ... and another class replaces the one shown only when it leads by this many
+    # ... and another class replaces the one shown only when it leads it by this many: with none, a
+    # piece read half the time one way and half the other changed class on every other frame, and
+    # each change on a marked koan was a katsu (docs/perception.md, "Hands over the table")
+    vote_margin: int = 2
     settle_s: float = 1.5  # a koan is settled after being still this long
     lost_frames: int = 5  # a track unseen in this many frames read in a row is dropped (frames read, not the source's)
     lost_ms: float = 0.0  # ... and unseen at least this long (0: the frames alone; see vision.parallel.StreamPerceiver)
@@ -78,7 +80,6 @@ class PipelineConfig:
     crossing: bool = True  # drop a piece crossing a better-supported one of its class (vision/crossing.py)
     refit: bool = True  # fit a very poor fit again to the points of its own colour (vision/refit.py)
     hands: bool = True  # find hands over the table, read nothing on them, hold what they hide (vision/hands.py)
-    hand_unrests: bool = False  # a piece a hand hid is no longer at rest (dropped after lost_frames unread)
 
 
 @dataclass(frozen=True)
@@ -207,13 +208,12 @@ class Tracker:
         ids: dict[str, str] = {}  # this frame's piece id -> its track's id
         footprints = scene.extra.get("perception", {}).get("hands") or ()
         held = self._under_hands(footprints)
-        if cfg.hand_unrests:
-            for i in held:
-                self.tracks[i].still_since_ms = t_ms
         readings = [p for p in scene.pieces if not footprints or not hidden(_middle(p)[:2], footprints)[0]]
-        pairs = self._assign(readings, held)
+        pairs = self._assign(readings)
         used = set(pairs.values()) | held
         for k, i in pairs.items():
+            if i in held:  # a held piece's reading from beyond the hand: taken by no other track, nor followed
+                continue
             p = readings[k]
             ids[p.id] = self.tracks[i].id
             self._follow(self.tracks[i], p, t_ms)
@@ -239,7 +239,10 @@ class Tracker:
         self.stones = self._stones(scene.stones, footprints)
         shown = [tr for tr in self.tracks if tr.shown]
         unshown = {tr.id for tr in self.tracks if not tr.shown}
-        tracked = Scene(tuple(tr.piece for tr in shown), self.stones, _renamed(scene.extra, ids, unshown))
+        # what the frame says of the readings no track took (under a hand) goes, as a hidden piece's does
+        unread = {p.id: f"unread {p.id}" for p in scene.pieces if p.id not in ids}
+        tracked = Scene(tuple(tr.piece for tr in shown), self.stones,
+                        _renamed(scene.extra, ids | unread, unshown | set(unread.values())))
         settled, events = self._koans(tracked, shown, t_ms)
         return tracked, settled, events
 
@@ -282,18 +285,16 @@ class Tracker:
                    for o in self.tracks if o is not tr)
         return self.cfg.confirm_at_rest_frames if near else self.cfg.confirm_frames
 
-    def _assign(self, pieces, held: set[int] = frozenset()) -> dict[int, int]:
+    def _assign(self, pieces) -> dict[int, int]:
         """This frame's pieces to tracks (piece index -> track index), one to one, by optimal
         assignment within `match_mm`, a reading of another colour or size costing
         `vision.matching.CLASS_TIE_MM` more (as `vision.eval.match` pairs pieces with the truth).
         Why all at once: taken one by one, a piece took the nearest track even where that left
         its neighbour's reading without one, which then started a second track beside its own;
         and a class flicker must continue the piece's track, not start another."""
-        free = [i for i in range(len(self.tracks)) if i not in held]
-        tracks = [self.tracks[i].piece for i in free]
-        pairs = pairs_within_reach([_middle(p) for p in pieces], [_middle(t) for t in tracks],
-                                   self.cfg.match_mm, class_penalty(pieces, tracks))
-        return {k: free[i] for k, i, _ in pairs}
+        pairs = pairs_within_reach([_middle(p) for p in pieces], [_middle(tr.piece) for tr in self.tracks],
+                                   self.cfg.match_mm, class_penalty(pieces, [tr.piece for tr in self.tracks]))
+        return {k: i for k, i, _ in pairs}
 
     def _follow(self, tr: _Track, p: Piece, t_ms: float) -> None:
         """The track takes this frame's reading.
@@ -306,45 +307,30 @@ class Tracker:
         reading within `move_mm` / `move_deg` of the track is averaged in until `hold_frames`
         are, then the pose holds; a reading off it is ignored unless `move_frames` in a row are,
         and then the piece moved: the track takes the newest reading and is at rest from now.
-        Its colour and size are its last `vote_frames` readings' commonest (the newest of a tie).
+        Its colour and size are its last `vote_frames` readings' commonest (the newest of a tie),
+        and the class shown gives way only to one that leads it by `vote_margin` readings.
         """
         cfg = self.cfg
         tr.classes.append((p.color, p.size))
-        if not self._near(tr.piece, p) and not cfg.move_agree:
+        if not self._near(tr.piece, p):
             # off its pose: it moved once `move_frames` readings in a row agree with one another
             # (a run goes on from its readings this one agrees with, if the last one does)
             agreed = [q for q in tr.off if self._near(q, p)] if tr.off and self._near(tr.off[-1], p) else []
             tr.off = agreed + [p]
             if len(tr.off) >= cfg.move_frames:  # it moved: follow it, do not average across the move
                 tr.piece, tr.rest_n, tr.off, tr.still_since_ms = replace(p, id=tr.id), 1, [], t_ms
-        elif not self._near(tr.piece, p):
-            moved = self._moved_to(tr, p)
-            if moved is not None:  # it moved: follow it, do not average across the move
-                tr.piece, tr.rest_n, tr.off, tr.still_since_ms = replace(moved, id=tr.id), 1, [], t_ms
         else:
             tr.off = []
             if tr.rest_n < cfg.hold_frames:
                 tr.rest_n += 1
                 tr.piece = blend_pose(tr.piece, replace(p, id=tr.id), 1.0 / tr.rest_n)
+        # the class shown now holds against a lead under vote_margin (a track's second reading votes freely)
         color, size = _voted(tr.classes, (tr.piece.color, tr.piece.size) if tr.hits > 1 else None, cfg.vote_margin)
         tr.piece = replace(tr.piece, color=color, size=size)
         tr.last_seen_ms = t_ms
         tr.misses = 0
         tr.hits += 1
         tr.shown = tr.shown or tr.hits >= self._sightings_needed(tr)
-
-    def _moved_to(self, tr: _Track, p: Piece) -> Piece | None:
-        """Where a track off its pose has moved to, if it has: `move_frames` readings in a row
-        off it (the run `tr.off`), and `move_agree` of them agreeing; the reading most of them
-        agree with, the newest of a tie. Old rule (move_agree 0): `move_frames` in a row agreeing
-        with one another."""
-        cfg = self.cfg
-        tr.off = (tr.off + [p])[-cfg.vote_frames:]
-        if len(tr.off) < cfg.move_frames:
-            return None
-        votes = [sum(self._near(q, r) for r in tr.off) for q in tr.off]
-        best = max(range(len(votes)), key=lambda k: (votes[k], k))
-        return tr.off[best] if votes[best] >= cfg.move_agree else None
 
     def _near(self, a: Piece, b: Piece) -> bool:
         """Two readings of a piece at rest: axis middles within `move_mm`, axes within `move_deg`."""
