@@ -328,7 +328,7 @@ def summarise_hands(per: list[dict]) -> dict:
             delays = [h["raised_after_ms"] for h in raised]
             row |= {"raised": len(raised), "told_right": sum(1 for h in raised if h["told_right"]),
                     "open_at_end": sum(1 for h in raised if h["open_at_end"]),
-                    "raised_after_ms_median": float(np.median(delays)) if delays else None,
+                    "raised_after_ms_median": round(float(np.median(delays)), 1) if delays else None,
                     "raised_after_ms_max": max(delays, default=None),
                     "tracker_raised": sum(1 for h in hs if h.get("tracker_raised"))}
         out[change] = row
