@@ -11,10 +11,10 @@ What a hand is here: something wide standing well above the table. No piece is: 
 cross-section narrows as it rises, and at HAND_ABOVE_MM above the table even a lying large or a
 piece across two tips is under 26 mm across, while a palm is 80 mm and an arm 60 mm. So the
 pixels standing that high are eroded with a disk of HAND_CORE_MM: where anything survives, the
-part standing high it lies in is a hand (with whatever touches it in the picture, there that high:
-a piece under the hand's edge, held by the tracker all the same). The frame's later stages do not read its pixels, no detection on it is
-fitted, and the tracker holds every piece in the table's part it hides (`Hands.hides`) as it was
-until the hand has gone.
+part standing high it lies in is a hand (with whatever touches it in the picture at that height:
+a piece under the hand's edge, which the tracker holds all the same). The frame's later stages
+do not read its pixels, no detection on it is fitted, and the tracker holds every piece within
+HAND_REACH_MM of the table's part it hides (`hidden`) as it was until the hand has gone.
 """
 from __future__ import annotations
 

@@ -254,7 +254,7 @@ class Tracker:
         if not footprints or not self.tracks:
             return set()
         under = hidden(np.array([_middle(tr.piece)[:2] for tr in self.tracks]), footprints)
-        return {i for i in np.flatnonzero(under)}
+        return set(np.flatnonzero(under).tolist())
 
     def _stones(self, read: tuple[Stone, ...], footprints) -> tuple[Stone, ...]:
         """The stones shown: a hand's hidden part keeps the ones it hid, the rest are this frame's."""
