@@ -35,6 +35,7 @@ def _pixels(r, ids) -> np.ndarray:
 def test_a_hand_reaching_over_a_koan_is_found_and_hides_the_koan():
     apart = upright(Spec("d", "yellow", "large"), (60, -120))
     r, frame, cal = render_table([*KOAN, apart], props=_hand_over((0, 0), 85.0))
+    assert {o.id for o in r.objects} == {"a", "b", "c", "d"}  # drawn, with depth, but never a label
     hands = find_hands(_heights(frame, cal), frame.intrinsics, cal.matrix)
     assert hands is not None
     assert hands.mask[_pixels(r, ("hand", "sleeve"))].mean() > 0.97  # the hand's and the sleeve's pixels

@@ -34,7 +34,8 @@ MARK_AT_MS = 1500.0  # when the Master marks every koan on the table: once it ha
 TRACK_SEED = 500000  # no training or evaluation set was drawn from 500000- (models/MODEL_CARD.md)
 
 
-WHERE_IT_WAS_MM = 6.0  # a piece in a katsu's after picture this near one of its class in the before one is that one, not moved
+# a piece in a katsu's after picture this near one of its class in the before picture is that one, unmoved
+WHERE_IT_WAS_MM = 6.0
 HAND_AT_S = 3.0  # when the hand comes in: the koans were marked at MARK_AT_MS and have stood since
 HAND_MIN_FRAMES_S = 8.0  # a recording with a hand runs at least this long: the change must have time to show
 
@@ -114,8 +115,9 @@ class StreamScore:
     delay is counted from the frame the change happened in, and what it shows the Master (a
     piece gone, one more, or the same pieces moved) is checked against what the hand did. Every
     other katsu is false. Where a false alert is still open on that koan when the change comes,
-    the alert's first update after it (the game's "katsu_changed") is what tells the Master. A koan is known as "that koan" by the tracked pieces paired with its
-    true pieces when the Master marked."""
+    the alert's first update after it (the game's "katsu_changed") is what tells the Master. A
+    koan is known as "that koan" by the tracked pieces paired with its true pieces when the
+    Master marked."""
 
     def __init__(self, truth: dict):
         self.truth = truth
