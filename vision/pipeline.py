@@ -485,6 +485,7 @@ class Pipeline:
         watch.lap("detect")
         verdicts = None
         heights = height_map(frame, table)  # every stage below reads it: computed once
+        watch.lap("heights")
         hands = find_hands(heights, frame.intrinsics, table.matrix) if self.cfg.hands else None
         if hands is not None:  # nothing on a hand is a piece: its pixels unread, its boxes dropped
             heights = off_hands(heights, hands)
