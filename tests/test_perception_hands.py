@@ -141,3 +141,13 @@ def test_a_reading_beyond_the_hand_of_a_piece_it_holds_goes_to_no_other_piece():
     for k in range(12, 30):
         scene, _, _ = _track(tr, [seen_off, beside], k * 167.0, edge)
     assert sorted((p.color, p.size) for p in scene.pieces) == [("black", "small"), ("green", "large")]
+
+
+def test_the_master_is_told_while_a_hand_is_over_the_table_and_not_after():
+    from zendo.game import Game
+
+    g = Game("t")
+    g.observe(Scene((PIECE,), (), {"perception": {"hands": FOOTPRINT}}))
+    assert g.master_state()["hands_in_view"] == 1
+    g.observe(Scene((PIECE,), ()))
+    assert g.master_state()["hands_in_view"] == 0

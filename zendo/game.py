@@ -278,6 +278,7 @@ class Game:
         self._verdicts: dict[tuple, Verdict] = {}  # `_verdict_key` -> proposed mark
         self._alternatives: dict[tuple, FactsCache] = {}  # (koan id, its pieces) -> its doubts' alternatives' facts
         self.loose_doubts: list[dict] = []  # the camera's latest "missed" doubts far from every koan (not logged)
+        self.hands_in_view = 0  # hands the camera sees over the table now (vision/hands.py; not logged)
         self.koan_count = 0
         self.mondo: Mondo | None = None
         self.requests: list[dict] = []  # "Master!" calls waiting for a mark
@@ -409,6 +410,7 @@ class Game:
         seen_doubts = list(scene.extra.get("perception", {}).get("doubts", []))
         # places the camera saw something it could not read, away from every koan: the Master's eyes only
         self.loose_doubts = [d for d in seen_doubts if d["kind"] == "missed" and not doubts_for(scene.pieces, [d])]
+        self.hands_in_view = len(scene.extra.get("perception", {}).get("hands") or ())
 
         def doubts(pieces: list[dict]) -> dict:
             """The camera's doubts about these pieces: secret, the Master's alone."""
@@ -987,6 +989,7 @@ class Game:
             audit.append(row)
         st["audit"] = audit
         st["camera_doubts"] = [{**d, "text": describe_doubt(d)} for d in self.loose_doubts]
+        st["hands_in_view"] = self.hands_in_view
         st["katsu_detail"] = [{"id": k.id, "koan": k.koan_id, "open": k.open, "how": k.how,
                                "before": k.before, "after": k.after} for k in self.katsu]
         st["guesses"] = [{**_public_guess(g), "official": g.status == "official"} for g in self.guesses[-20:]]

@@ -157,6 +157,10 @@
     const cd = $("camera-doubts"), loose = s.camera_doubts || [];
     cd.hidden = !loose.length;
     cd.replaceChildren(...loose.map((d) => Z.el("li", {}, `camera: ${d.text} (no koan there that it could read)`)));
+    if (s.hands_in_view) {  // what a hand hides is held as it was: a change under it shows once it has gone
+      cd.hidden = false;
+      cd.append(Z.el("li", {}, "camera: a hand is over the table; the pieces it hides are held as they were until it goes"));
+    }
     $("audit").querySelector("tbody").replaceChildren(...s.audit.map(auditRow));
     // requests
     $("requests-card").hidden = !s.requests.length;
