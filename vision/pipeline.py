@@ -147,20 +147,32 @@ def _middle(p: Piece) -> np.ndarray:
     return (p.origin + p.tip) / 2
 
 
-def _renamed(extra: dict, ids: dict[str, str], unshown: set[str] = frozenset()) -> dict:
+def _renamed(extra: dict, ids: dict[str, str], unshown: set[str] = frozenset(),
+             unread: set[str] = frozenset()) -> dict:
     """A frame's perception block with its piece ids replaced by the tracks' ids, and without
-    what it says of the `unshown` tracks' pieces (not yet confirmed: not on the table shown)."""
+    what it says of the `unshown` tracks' pieces (not yet confirmed: not on the table shown) or
+    of its own `unread` pieces (readings no track took: under a hand)."""
     perception = extra.get("perception")
     if not perception:
         return dict(extra)
     out = dict(perception)
+    gone = lambda k: k in unread or ids.get(k, k) in unshown  # noqa: E731
     if "pieces" in out:
-        out["pieces"] = {ids.get(k, k): v for k, v in out["pieces"].items() if ids.get(k, k) not in unshown}
+        out["pieces"] = {ids.get(k, k): v for k, v in out["pieces"].items() if not gone(k)}
     if "uncertain" in out:
-        out["uncertain"] = [ids.get(k, k) for k in out["uncertain"] if ids.get(k, k) not in unshown]
+        out["uncertain"] = [ids.get(k, k) for k in out["uncertain"] if not gone(k)]
     if "doubts" in out:
-        out["doubts"] = [d for d in (renamed(d, ids) for d in out["doubts"]) if not named(d) & unshown]
+        out["doubts"] = [renamed(d, ids) for d in out["doubts"]
+                         if not named(d) & unread and not named(renamed(d, ids)) & unshown]
     return {**extra, "perception": out}
+
+
+def _by_hands(things, xy, footprints) -> tuple[list, list]:
+    """The `things` (at table points `xy`) no hand hides, and those one does (vision.hands.hidden)."""
+    if not footprints or not len(things):
+        return list(things), []
+    under = hidden(np.asarray(xy, float).reshape(-1, 2), footprints)
+    return [t for t, h in zip(things, under) if not h], [t for t, h in zip(things, under) if h]
 
 
 @dataclass
@@ -208,7 +220,7 @@ class Tracker:
         ids: dict[str, str] = {}  # this frame's piece id -> its track's id
         footprints = scene.extra.get("perception", {}).get("hands") or ()
         held = self._under_hands(footprints)
-        readings = [p for p in scene.pieces if not footprints or not hidden(_middle(p)[:2], footprints)[0]]
+        readings, _ = _by_hands(scene.pieces, [_middle(p)[:2] for p in scene.pieces], footprints)
         pairs = self._assign(readings)
         used = set(pairs.values()) | held
         for k, i in pairs.items():
@@ -239,10 +251,8 @@ class Tracker:
         self.stones = self._stones(scene.stones, footprints)
         shown = [tr for tr in self.tracks if tr.shown]
         unshown = {tr.id for tr in self.tracks if not tr.shown}
-        # what the frame says of the readings no track took (under a hand) goes, as a hidden piece's does
-        unread = {p.id: f"unread {p.id}" for p in scene.pieces if p.id not in ids}
-        tracked = Scene(tuple(tr.piece for tr in shown), self.stones,
-                        _renamed(scene.extra, ids | unread, unshown | set(unread.values())))
+        unread = {p.id for p in scene.pieces if p.id not in ids}
+        tracked = Scene(tuple(tr.piece for tr in shown), self.stones, _renamed(scene.extra, ids, unshown, unread))
         settled, events = self._koans(tracked, shown, t_ms)
         return tracked, settled, events
 
@@ -260,8 +270,8 @@ class Tracker:
         """The stones shown: a hand's hidden part keeps the ones it hid, the rest are this frame's."""
         if not footprints:
             return read
-        kept = [s for s in self.stones if hidden(np.asarray(s.position[:2]), footprints)[0]]
-        seen = [s for s in read if not hidden(np.asarray(s.position[:2]), footprints)[0]]
+        _, kept = _by_hands(self.stones, [s.position[:2] for s in self.stones], footprints)
+        seen, _ = _by_hands(read, [s.position[:2] for s in read], footprints)
         return tuple(replace(s, id=f"s{k}") for k, s in enumerate(kept + seen, start=1))
 
     def _at_rest(self, tr: _Track) -> bool:

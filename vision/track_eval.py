@@ -134,10 +134,6 @@ class StreamScore:
         self.target_tracks: set[str] = set()  # tracked ids of the hand's koan when the Master marked
         self.true_katsu: dict[str, dict] = {}  # "game"/"tracker" -> the first katsu on the hand's koan after the change
 
-    @property
-    def pieces(self) -> list:
-        return self.before.pieces
-
     def _change_ms(self) -> float | None:
         if not self.hand or self.hand["change"] == "pass":
             return None

@@ -13,7 +13,7 @@ import numpy as np
 from .build import Spec, beside, flat, upright
 from .koans import split_koans
 from .pieces import SIZES
-from .scene import Piece, Scene, SceneError, validate
+from .scene import Piece, Scene, is_valid
 from .shapes import point_solid_distance, shell_distance
 
 
@@ -28,14 +28,6 @@ def still_one_koan(scene: Scene, ids) -> bool:
         if set(k.piece_ids) & want:
             return set(k.piece_ids) == want
     return False
-
-
-def _valid(scene: Scene) -> bool:
-    try:
-        validate(scene)
-    except SceneError:
-        return False
-    return True
 
 
 def bears(scene: Scene, piece: Piece) -> bool:
@@ -83,7 +75,7 @@ def knock(scene: Scene, ids, rng: np.random.Generator, tries: int = 40) -> tuple
             low = float(q.vertices[:, 2].min())
             q = q.moved(np.eye(3), [0.0, 0.0, -low])
         trial = scene.with_pieces(q if x.id == pid else x for x in scene.pieces)
-        if _valid(trial) and still_one_koan(trial, ids) and not same_arrangement(
+        if is_valid(trial) and still_one_koan(trial, ids) and not same_arrangement(
                 [scene.piece(i).to_dict() for i in ids], [trial.piece(i).to_dict() for i in ids]):
             return trial, pid
     raise KnockError("could not disturb that koan without breaking the table or only sliding it whole")
@@ -93,10 +85,8 @@ def take_away(scene: Scene, ids, rng: np.random.Generator) -> tuple[Scene, str]:
     """One piece of the koan `ids` that bears no other and lies in none taken off the table. The
     koan must keep a piece and stay one koan."""
     ids = [p.id for p in scene.pieces if p.id in set(ids)]
-    free = _free(scene, ids)
+    free = _free(scene, ids) if len(ids) > 1 else []
     for pid in [free[i] for i in rng.permutation(len(free))]:
-        if len(ids) < 2:
-            continue
         trial = scene.with_pieces(x for x in scene.pieces if x.id != pid)
         if still_one_koan(trial, [i for i in ids if i != pid]):
             return trial, pid
@@ -122,6 +112,6 @@ def add_beside(scene: Scene, ids, rng: np.random.Generator, new_id: str, color: 
             q = upright(spec, tuple(at.vertices[:, :2].mean(axis=0) + (reach + 8) * np.array([np.cos(h), np.sin(h)])),
                         float(rng.uniform(0, 90)))
         trial = scene.with_pieces([*scene.pieces, q])
-        if _valid(trial) and still_one_koan(trial, [*ids, new_id]):
+        if is_valid(trial) and still_one_koan(trial, [*ids, new_id]):
             return trial, new_id
     raise KnockError("no room beside that koan for another piece")

@@ -274,6 +274,15 @@ def validate(scene: Scene, *, check_geometry: bool = True) -> None:
         raise SceneError(f"pieces '{a}' and '{b}' cross each other by {depth:.2f} mm{more}")
 
 
+def is_valid(scene: Scene) -> bool:
+    """`validate` as a yes or no, for code that tries placements until one is valid."""
+    try:
+        validate(scene)
+    except SceneError:
+        return False
+    return True
+
+
 def load_scene(path: str | Path, *, check_geometry: bool = True) -> Scene:
     """Read a scene file; every failure is a SceneError with a one-line message."""
     path = Path(path)

@@ -117,6 +117,16 @@ def _change(scene: Scene, koan: dict, change: str, rng: np.random.Generator) -> 
     return add_beside(scene, ids, rng, f"p{len(scene.pieces) + 1}", str(rng.choice(RAINBOW_COLORS)))
 
 
+def _done_to_one(scene: Scene, koans: list[dict], change: str, rng: np.random.Generator):
+    """(koan, table after, piece) for the first koan, in random order, the change can be done to."""
+    for i in rng.permutation(len(koans)):
+        try:
+            return (koans[i], *_change(scene, koans[i], change, rng))
+        except KnockError:
+            continue
+    return None
+
+
 def plan_visit(scene: Scene, rng: np.random.Generator, fps: int, start_s: float) -> HandVisit:
     """A hand reaching over a koan of `scene` from `start_s` on: half a second in, one to two
     seconds over the koan (the change half-way), half a second out. The change is drawn first
@@ -124,22 +134,17 @@ def plan_visit(scene: Scene, rng: np.random.Generator, fps: int, start_s: float)
     be done to (a koan of one piece has none to take away)."""
     koans = scene.extra["koans"]
     change = "pass" if rng.random() < PASS_SHARE else str(rng.choice(CHANGES[1:]))
-    after, piece, k = scene, None, None
-    for kind in ([change] if change == "pass" else [change, "add"]):
-        for i in rng.permutation(len(koans)):
-            if kind == "pass":
-                k = koans[i]
+    after, piece = scene, None
+    if change == "pass":
+        k = koans[int(rng.permutation(len(koans))[0])]
+    else:
+        for kind in (change, "add"):  # where no koan takes the change drawn, one more piece beside one
+            done = _done_to_one(scene, koans, kind, rng)
+            if done is not None:
+                (k, after, piece), change = done, kind
                 break
-            try:
-                after, piece = _change(scene, koans[i], kind, rng)
-            except KnockError:
-                continue
-            k, change = koans[i], kind
-            break
-        if k is not None:
-            break
-    if k is None:  # nothing can be done to any koan: the hand passes over one
-        k, change = koans[int(rng.integers(len(koans)))], "pass"
+        else:  # nothing can be done to any koan: the hand passes over one
+            k, change = koans[int(rng.integers(len(koans)))], "pass"
     ids = list(k["pieces"])
     if change in ("take", "add"):
         mine = [i for i in ids if i != piece] + ([piece] if change == "add" else [])

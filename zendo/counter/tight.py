@@ -18,7 +18,7 @@ from ..facts import KoanFacts
 from ..koans import Koan, split_koans
 from ..pieces import PYRAMID_SIZES, SIZES
 from ..relations import koan_facts, table_facts
-from ..scene import Piece, Scene, SceneError, validate
+from ..scene import Piece, Scene, is_valid
 from .search import (Counterexample, SearchConfig, _mark_step, mark_name, place_on_table, stable_mark)
 from .stash import Stash
 from .vocab import GROUP_GAP_MM, describe_piece
@@ -136,11 +136,7 @@ def _fresh_id(by_id) -> str:
 def _valid(pieces: Sequence[Piece]) -> bool:
     """Physically valid (no crossing, nothing under the table) and still one koan."""
     scene = Scene(tuple(pieces))
-    try:
-        validate(scene)
-    except SceneError:
-        return False
-    return len(split_koans(scene)) == 1
+    return is_valid(scene) and len(split_koans(scene)) == 1
 
 
 def _geometric(pieces: Sequence[Piece], f: KoanFacts, palette: Sequence[str]) -> Iterator[tuple[Variant, KoanFacts]]:
