@@ -35,6 +35,7 @@ from .pairs import split_pairs
 from .pose import PieceFit, PoseConfig, drop_unseeable, estimate_poses
 from .refit import refit_poor
 from .rest import rest_pieces
+from .seen import SeenDepth
 from .size_check import check_sizes
 from .towers import complete_towers, lying_small_stacks, points_up
 from .unboxed import read_blobs
@@ -66,6 +67,10 @@ class PipelineConfig:
     # unread, and a new piece by one is shown only from this many sightings (Tracker._at_rest)
     lost_at_rest_frames: int = 15
     confirm_at_rest_frames: int = 6
+    # ... but a piece unread whose place shows bare table (vision/seen.py: this share of the pixels
+    # its surface would cover) in this many frames read in a row is gone at once (0: never)
+    gone_bare: float = 0.65
+    gone_frames: int = 2
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
@@ -95,6 +100,7 @@ class FrameResult:
     timings_ms: dict
     settled: tuple[str, ...] = ()  # ids of the koans settled now
     events: tuple[dict, ...] = ()  # katsu and settle events raised by this frame
+    seen: SeenDepth | None = None  # the frame's depth, for the tracker to test the places of pieces unread
 
 
 # --------------------------------------------------------------------------- symmetry-aware averaging
@@ -187,6 +193,7 @@ class _Track:
     rest_n: int = 1  # readings averaged into its pose since it came to rest
     off: list = field(default_factory=list)  # the readings in a row off its pose that agree
     classes: deque = field(default_factory=deque)  # its last readings' (colour, size)
+    bare: int = 0  # frames read in a row without it in which its place showed bare table (vision/seen.py)
 
 
 def _voted(classes: deque, shown: tuple[str, str] | None = None, margin: int = 0) -> tuple[str, str]:
@@ -212,9 +219,11 @@ class Tracker:
         self._settled_before: set[frozenset] = set()
         self._frames = 0  # frames taken in
 
-    def update(self, scene: Scene, index: int, t_ms: float) -> tuple[Scene, tuple[str, ...], tuple[dict, ...]]:
+    def update(self, scene: Scene, index: int, t_ms: float,
+               seen: SeenDepth | None = None) -> tuple[Scene, tuple[str, ...], tuple[dict, ...]]:
         """One frame's scene taken in: (the tracked scene, koans settled now, events). `index`,
-        the frame's number, is not read: tracks count the frames read (`_Track.misses`)."""
+        the frame's number, is not read: tracks count the frames read (`_Track.misses`). `seen`,
+        the frame's depth: a piece unread whose place shows bare table is gone (`_count_bare`)."""
         cfg = self.cfg
         self._frames += 1
         ids: dict[str, str] = {}  # this frame's piece id -> its track's id
@@ -247,6 +256,7 @@ class Tracker:
         for i, tr in enumerate(self.tracks):
             if i not in used:
                 tr.misses += 1
+        self._count_bare([tr for i, tr in enumerate(self.tracks) if i not in used and tr.shown], seen)
         self.tracks = [tr for tr in self.tracks if not self._lost(tr, t_ms)]
         self.stones = self._stones(scene.stones, footprints)
         shown = [tr for tr in self.tracks if tr.shown]
@@ -274,6 +284,14 @@ class Tracker:
         seen, _ = _by_hands(read, [s.position[:2] for s in read], footprints)
         return tuple(replace(s, id=f"s{k}") for k, s in enumerate(kept + seen, start=1))
 
+    def _count_bare(self, unread: list[_Track], seen: SeenDepth | None) -> None:
+        """Count, for each shown track unread this frame (a hand's are held, not unread), the
+        frames in a row its place showed bare table (vision/seen.py); not judged breaks the run."""
+        if seen is None or not self.cfg.gone_frames or not unread:
+            return
+        for tr, share in zip(unread, seen.bare([tr.piece for tr in unread])):
+            tr.bare = tr.bare + 1 if share >= self.cfg.gone_bare else 0
+
     def _at_rest(self, tr: _Track) -> bool:
         """Shown, and read where it is for `settle_s` (its koan may be settled, and marked)."""
         return tr.shown and tr.last_seen_ms - tr.still_since_ms >= self.cfg.settle_s * 1000
@@ -285,6 +303,8 @@ class Tracker:
         gathers its sightings over a second and more, and a real piece is read in a row."""
         if not tr.shown:
             return tr.misses >= 1
+        if self.cfg.gone_frames and tr.bare >= self.cfg.gone_frames:
+            return True
         frames = self.cfg.lost_at_rest_frames if self._at_rest(tr) else self.cfg.lost_frames
         return tr.misses >= frames and t_ms - tr.last_seen_ms >= self.cfg.lost_ms
 
@@ -338,7 +358,7 @@ class Tracker:
         color, size = _voted(tr.classes, (tr.piece.color, tr.piece.size) if tr.hits > 1 else None, cfg.vote_margin)
         tr.piece = replace(tr.piece, color=color, size=size)
         tr.last_seen_ms = t_ms
-        tr.misses = 0
+        tr.misses = tr.bare = 0
         tr.hits += 1
         tr.shown = tr.shown or tr.hits >= self._sightings_needed(tr)
 
@@ -440,7 +460,7 @@ def tracked(result: FrameResult, tracker: Tracker) -> FrameResult:
     the koans settled now and the events it raises; the tracking lap joins its timings (and
     their total)."""
     t0 = time.perf_counter()
-    scene, settled, events = tracker.update(result.scene, result.frame_index, result.timestamp_ms)
+    scene, settled, events = tracker.update(result.scene, result.frame_index, result.timestamp_ms, result.seen)
     ms = (time.perf_counter() - t0) * 1000
     timings = {**result.timings_ms, "track": round(ms, 2), "total": round(result.timings_ms.get("total", 0.0) + ms, 2)}
     return replace(result, tracked=scene, timings_ms=timings, settled=settled, events=events)
@@ -564,7 +584,8 @@ class Pipeline:
             perception = {**scene.extra.get("perception", {}), "hands": hands.to_dict()}
             scene = Scene(scene.pieces, scene.stones, {**scene.extra, "perception": perception})
         watch.lap("doubts")
-        return FrameResult(frame.index, frame.timestamp_ms, scene, scene, det, tuple(fits), watch.timings())
+        return FrameResult(frame.index, frame.timestamp_ms, scene, scene, det, tuple(fits), watch.timings(),
+                           seen=SeenDepth.of(frame, table))
 
     def track(self, result: FrameResult) -> FrameResult:
         """A perceived frame taken into this pipeline's tracks (`tracked`)."""
