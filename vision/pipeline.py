@@ -71,6 +71,10 @@ class PipelineConfig:
     # its surface would cover) in this many frames read in a row is gone at once (0: never)
     gone_bare: float = 0.65
     gone_frames: int = 2
+    # a piece still and untouched by a hand for settle_s: its colour and size are voted over every
+    # reading since it came to rest, and another class replaces the one shown only when it leads it
+    # by this many (Tracker._vote)
+    rest_margin: int = 8
     recalibrate: bool = False  # refit the table plane on every frame (a moving camera)
     towers: bool = True  # look for the tower neighbours the detector missed (vision/towers.py)
     pairs: bool = True  # split a poor fit that is two pieces side by side (vision/pairs.py)
@@ -193,6 +197,9 @@ class _Track:
     rest_n: int = 1  # readings averaged into its pose since it came to rest
     off: list = field(default_factory=list)  # the readings in a row off its pose that agree
     classes: deque = field(default_factory=deque)  # its last readings' (colour, size)
+    touched_ms: float = float("-inf")  # when a hand last hid it
+    rest_votes: Counter = field(default_factory=Counter)  # its readings' classes since it was last moved or touched
+    rest_key: tuple = ()  # (still_since_ms, touched_ms) when rest_votes began
     bare: int = 0  # frames read in a row without it in which its place showed bare table (vision/seen.py)
 
 
@@ -232,6 +239,8 @@ class Tracker:
         readings, _ = _by_hands(scene.pieces, [_middle(p)[:2] for p in scene.pieces], footprints)
         pairs = self._assign(readings)
         used = set(pairs.values()) | held
+        for i in held:  # what they read after the hand has gone is what counts (Tracker._vote)
+            self.tracks[i].touched_ms = t_ms
         for k, i in pairs.items():
             if i in held:  # a held piece's reading from beyond the hand: taken by no other track, nor followed
                 continue
@@ -246,7 +255,8 @@ class Tracker:
             # confirm it by, and a one-frame recording must show its table
             self.tracks.append(_Track(tid, replace(p, id=tid), t_ms, t_ms,
                                       shown=self._frames == 1 or cfg.confirm_frames <= 1,
-                                      classes=deque([(p.color, p.size)], maxlen=cfg.vote_frames)))
+                                      classes=deque([(p.color, p.size)], maxlen=cfg.vote_frames),
+                                      rest_votes=Counter([(p.color, p.size)]), rest_key=(t_ms, float("-inf"))))
             used.add(len(self.tracks) - 1)
             ids[p.id] = tid
         # counted in frames read, not by the source's frame numbers: the dashboard's feed reads
@@ -337,8 +347,7 @@ class Tracker:
         reading within `move_mm` / `move_deg` of the track is averaged in until `hold_frames`
         are, then the pose holds; a reading off it is ignored unless `move_frames` in a row are,
         and then the piece moved: the track takes the newest reading and is at rest from now.
-        Its colour and size are its last `vote_frames` readings' commonest (the newest of a tie),
-        and the class shown gives way only to one that leads it by `vote_margin` readings.
+        Its colour and size: `_vote`.
         """
         cfg = self.cfg
         tr.classes.append((p.color, p.size))
@@ -354,13 +363,34 @@ class Tracker:
             if tr.rest_n < cfg.hold_frames:
                 tr.rest_n += 1
                 tr.piece = blend_pose(tr.piece, replace(p, id=tr.id), 1.0 / tr.rest_n)
-        # the class shown now holds against a lead under vote_margin (a track's second reading votes freely)
-        color, size = _voted(tr.classes, (tr.piece.color, tr.piece.size) if tr.hits > 1 else None, cfg.vote_margin)
+        color, size = self._vote(tr, (p.color, p.size), t_ms)
         tr.piece = replace(tr.piece, color=color, size=size)
         tr.last_seen_ms = t_ms
         tr.misses = tr.bare = 0
         tr.hits += 1
         tr.shown = tr.shown or tr.hits >= self._sightings_needed(tr)
+
+    def _vote(self, tr: _Track, reading: tuple[str, str], t_ms: float) -> tuple[str, str]:
+        """The track's colour and size with this reading. A piece still and untouched by a hand
+        for `settle_s` changes class only where the readings since it came to rest favour
+        another by `rest_margin`; before that, the last `vote_frames` readings decide, the class
+        shown holding against a lead under `vote_margin` (a track's second reading votes freely).
+
+        Why the whole rest: nothing on a table changes a piece's colour or size but a hand, while
+        some still pieces are read one way and the other by turns (a red small read blue a third
+        of the time). Voted over the last fifteen readings such a piece changed class every few
+        seconds, and on a marked koan each change was a katsu; the readings since it came to rest
+        settle on one class and stay there."""
+        key = (tr.still_since_ms, tr.touched_ms)
+        if key != tr.rest_key:
+            tr.rest_votes, tr.rest_key = Counter(), key
+        tr.rest_votes[reading] += 1
+        shown = (tr.piece.color, tr.piece.size) if tr.hits > 1 else None
+        if shown is not None and tr.shown and t_ms - max(key) >= self.cfg.settle_s * 1000:
+            counts = tr.rest_votes
+            best = max(counts, key=lambda c: (counts[c], c == shown))
+            return best if counts[best] - counts[shown] >= self.cfg.rest_margin else shown
+        return _voted(tr.classes, shown, self.cfg.vote_margin)
 
     def _near(self, a: Piece, b: Piece) -> bool:
         """Two readings of a piece at rest: axis middles within `move_mm`, axes within `move_deg`."""
