@@ -151,3 +151,21 @@ def test_the_master_is_told_while_a_hand_is_over_the_table_and_not_after():
     assert g.master_state()["hands_in_view"] == 1
     g.observe(Scene((PIECE,), ()))
     assert g.master_state()["hands_in_view"] == 0
+
+
+def test_the_master_is_told_which_koans_a_hand_hides():
+    from zendo.game import Game
+
+    tr, g = Tracker(PipelineConfig()), Game("t")
+    far = upright(Spec("f", "blue", "large"), (200, 0))
+    for k in range(12):
+        scene, _, _ = _track(tr, [PIECE, far], k * 167.0)
+        g.observe(scene)
+    red = next(p.id for p in scene.pieces if p.color == "red")
+    scene, _, _ = _track(tr, [far], 12 * 167.0, FOOTPRINT)
+    assert scene.extra["perception"]["held"] == [red]
+    g.observe(scene)
+    assert g.master_state()["hands_over"] == [g.koan_of_piece(red).id]
+    scene, _, _ = _track(tr, [PIECE, far], 13 * 167.0)
+    g.observe(scene)
+    assert g.master_state()["hands_over"] == []

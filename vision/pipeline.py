@@ -236,6 +236,7 @@ class Tracker:
         ids: dict[str, str] = {}  # this frame's piece id -> its track's id
         footprints = scene.extra.get("perception", {}).get("hands") or ()
         held = self._under_hands(footprints)
+        held_ids = {self.tracks[i].id for i in held}
         readings, _ = _by_hands(scene.pieces, [_middle(p)[:2] for p in scene.pieces], footprints)
         pairs = self._assign(readings)
         used = set(pairs.values()) | held
@@ -272,7 +273,10 @@ class Tracker:
         shown = [tr for tr in self.tracks if tr.shown]
         unshown = {tr.id for tr in self.tracks if not tr.shown}
         unread = {p.id for p in scene.pieces if p.id not in ids}
-        tracked = Scene(tuple(tr.piece for tr in shown), self.stones, _renamed(scene.extra, ids, unshown, unread))
+        extra = _renamed(scene.extra, ids, unshown, unread)
+        if held_ids:  # the pieces a hand hides, held: the Master is told which koans (zendo.game.Game.hands_over)
+            extra["perception"] = {**extra["perception"], "held": sorted(tr.id for tr in shown if tr.id in held_ids)}
+        tracked = Scene(tuple(tr.piece for tr in shown), self.stones, extra)
         settled, events = self._koans(tracked, shown, t_ms)
         return tracked, settled, events
 

@@ -279,6 +279,7 @@ class Game:
         self._alternatives: dict[tuple, FactsCache] = {}  # (koan id, its pieces) -> its doubts' alternatives' facts
         self.loose_doubts: list[dict] = []  # the camera's latest "missed" doubts far from every koan (not logged)
         self.hands_in_view = 0  # hands the camera sees over the table now (vision/hands.py; not logged)
+        self.hands_over: list[str] = []  # the koans whose pieces a hand hides now, held as they were (not logged)
         self.koan_count = 0
         self.mondo: Mondo | None = None
         self.requests: list[dict] = []  # "Master!" calls waiting for a mark
@@ -457,6 +458,9 @@ class Game:
         for rec in list(self.koans.values()):
             if rec.active and rec.id not in now and rec.id not in group_koan:
                 out.append(self.emit("koan_removed", {"koan": rec.id}))
+        held = set(scene.extra.get("perception", {}).get("held") or ())
+        self.hands_over = sorted((k.id for k in self.koans.values() if k.active and held & set(k.piece_ids)),
+                                 key=_koan_order)
         return out
 
     def _check_disturbed(self, rec: KoanRecord, now: list[dict]) -> list[Event]:
@@ -990,6 +994,7 @@ class Game:
         st["audit"] = audit
         st["camera_doubts"] = [{**d, "text": describe_doubt(d)} for d in self.loose_doubts]
         st["hands_in_view"] = self.hands_in_view
+        st["hands_over"] = self.hands_over
         st["katsu_detail"] = [{"id": k.id, "koan": k.koan_id, "open": k.open, "how": k.how,
                                "before": k.before, "after": k.after} for k in self.katsu]
         st["guesses"] = [{**_public_guess(g), "official": g.status == "official"} for g in self.guesses[-20:]]

@@ -158,8 +158,11 @@
     cd.hidden = !loose.length;
     cd.replaceChildren(...loose.map((d) => Z.el("li", {}, `camera: ${d.text} (no koan there that it could read)`)));
     if (s.hands_in_view) {  // what a hand hides is held as it was: a change under it shows once it has gone
+      const over = s.hands_over || [];
       cd.hidden = false;
-      cd.append(Z.el("li", {}, "camera: a hand is over the table; the pieces it hides are held as they were until it goes"));
+      cd.append(Z.el("li", {}, over.length
+        ? `camera: a hand is over koan${over.length > 1 ? "s" : ""} ${over.join(", ")}; ${over.length > 1 ? "their" : "its"} pieces are held as they were until it goes`
+        : "camera: a hand is over the table; the pieces it hides are held as they were until it goes"));
     }
     $("audit").querySelector("tbody").replaceChildren(...s.audit.map(auditRow));
     // requests
