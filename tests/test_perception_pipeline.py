@@ -820,3 +820,29 @@ def test_the_eval_scores_marking_stones_and_counts_a_stone_read_where_a_piece_li
     t = stone_tallies(seen, truth, {"s1": 119, "s2": 30})
     assert t == {"stones_pred": 3, "stones_truth_visible": 1, "stones_matched_visible": 1, "stones_matched": 2,
                  "stones_color_ok": 1, "stones_on_pieces": 1}
+
+
+def test_the_bench_times_a_render_folder_without_a_saved_calibration(table, capsys, monkeypatch):
+    """`python -m vision.bench --folders` on folders as `zendo eval-set` writes them (no
+    calibration.json): the table plane is measured from the frame, and every stage is timed."""
+    import sys
+
+    from vision import bench
+
+    _, _, folder = table
+    assert not (folder / "calibration.json").exists()
+    monkeypatch.setattr(sys, "argv", ["vision.bench", "--folders", str(folder), "--repeat", "1"])
+    bench._main()
+    out = json.loads(capsys.readouterr().out)
+    assert out["frame"]["median_ms"] > 0 and out["pieces_per_frame"] > 0
+
+
+def test_the_bench_names_a_folder_it_cannot_read_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "vision.bench", "--folders", str(tmp_path / "nowhere")],
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines() == [f"python -m vision.bench: {tmp_path / 'nowhere'}: not a render folder"
+                                                " (missing camera.json)"]

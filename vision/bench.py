@@ -112,14 +112,27 @@ def run(n_tables: int = 3, repeat: int = 5, device: str | None = None) -> dict:
     return out
 
 
-def _main() -> None:
-    """`python -m vision.bench --folders DIR... [--device cuda:0]`: time render folders whose
-    calibration.json was measured beforehand (so a machine without Open3D can run it)."""
-    import argparse
-
-    from calibration.plane import TableCalibration
+def _frame_and_table(folder: str) -> tuple:
+    """A render folder's first frame and its table plane: the folder's calibration.json where it
+    has one (what `zendo calibrate --out` writes, or its table part alone), measured from the
+    frame otherwise (as `zendo eval-set` folders come)."""
+    from calibration.plane import TableCalibration, fit_table
 
     from .frames import RenderFolderSource
+
+    frame = next(iter(RenderFolderSource(folder).frames()))
+    saved = Path(folder) / "calibration.json"
+    if not saved.exists():
+        return frame, fit_table(frame)[0]
+    d = json.loads(saved.read_text())
+    return frame, TableCalibration.from_dict(d.get("table", d))
+
+
+def _main() -> None:
+    """`python -m vision.bench --folders DIR... [--device cuda:0]`: time render folders (each
+    with its calibration.json where one was measured beforehand, so that a machine without
+    Open3D can run it; measured here where there is none)."""
+    import argparse
 
     ap = argparse.ArgumentParser(prog="python -m vision.bench")
     ap.add_argument("--folders", nargs="+", required=True)
@@ -132,11 +145,11 @@ def _main() -> None:
     a = ap.parse_args()
     pairs = []
     for f in a.folders:
-        frame = next(iter(RenderFolderSource(f).frames()))
-        saved = json.loads((Path(f) / "calibration.json").read_text())
-        # what `zendo calibrate --out` writes (zendo-calibration/1), or its table part alone
-        cal = TableCalibration.from_dict(saved.get("table", saved))
-        pairs.append((frame, cal))
+        try:
+            pairs.append(_frame_and_table(f))
+        except Exception as exc:  # noqa: BLE001 - a folder the bench cannot read is one line, not a traceback
+            msg = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
+            raise SystemExit(f"python -m vision.bench: {msg if f in msg else f'{f}: {msg}'}") from None
     if a.workers:
         from .detect import DEFAULT_WEIGHTS
         from .parallel import WorkerSetup, default_threads
