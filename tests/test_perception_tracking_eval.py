@@ -182,3 +182,16 @@ def test_a_change_to_a_koan_whose_false_alert_is_still_open_is_told_by_the_alert
     t = _play(score, [(*PIECES, C)] * 12 + [(*PIECES, C, ghost)] * 18 + [(PIECES[0], C, ghost)] * 5)
     assert t["game_katsu"] == 1 and t["game_katsu_true"] == 0
     assert t["hand"]["raised"] and t["hand"]["raised_after_ms"] == pytest.approx(1000.0)
+
+
+def test_recordings_scored_by_worker_processes_give_the_same_figures():
+    """`zendo eval-tracking --workers 2`: each recording read whole by one worker, in its order,
+    with the tracker's settings given (here --confirm 1, which shows the demo recording's
+    phantoms): the figures of one process."""
+    from vision.frames import DEMO_RECORDING
+    from vision.track_eval import run_track_eval
+
+    one = run_track_eval([DEMO_RECORDING, DEMO_RECORDING], progress=False, confirm_frames=1)
+    two = run_track_eval([DEMO_RECORDING, DEMO_RECORDING], progress=False, confirm_frames=1, workers=2)
+    assert one.pop("workers") == 1 and two.pop("workers") == 2
+    assert one == two and one["per_recording"][0]["shown_extra"] > 0  # the default (3 sightings) shows none

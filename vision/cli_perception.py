@@ -264,11 +264,13 @@ def eval_cmd(dataset: tuple[str, ...], weights: str | None, device: str | None, 
 @click.option("--weights", default=None)
 @click.option("--device", default=None)
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Score this many recordings at once, each in its own process (the same figures).")
 @_classifier_option
 def eval_tracking(recordings: tuple[str, ...], make_dir: str | None, n: int, seed: int, frames: int | None, hands: bool,
                   fps: str,
                   confirm_frames: int | None, lost_ms: float, weights: str | None, device: str | None,
-                  json_out: str | None, classifier_path: str | None, no_classifier: bool) -> None:
+                  json_out: str | None, classifier_path: str | None, no_classifier: bool, workers: int) -> None:
     """Score tracking on recordings (RECORDINGS: .db3 files or folders of them, each with its
     .truth.json): phantoms, recall, renamed pieces and false katsu, frame by frame; and where a
     hand changed a koan, whether and how soon the game raised katsu, saying what changed."""
@@ -297,7 +299,8 @@ def eval_tracking(recordings: tuple[str, ...], make_dir: str | None, n: int, see
         if not paths:
             raise UserError("give recordings (.db3 files or folders of them), or --make DIR")
         summary = run_track_eval(paths, weights=weights, device=device, confirm_frames=confirm_frames,
-                                 lost_ms=lost_ms, classifier=None if no_classifier else (classifier_path or "default"))
+                                 lost_ms=lost_ms, classifier=None if no_classifier else (classifier_path or "default"),
+                                 workers=workers)
     except _errors() as exc:
         raise UserError(str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__) from None
     except RuntimeError as exc:  # a corrupt recording surfacing from the SDK

@@ -333,30 +333,51 @@ def summarise_hands(per: list[dict]) -> dict:
     return out
 
 
-def run_track_eval(recordings: list[Path], *, weights=None, device: str | None = None, conf: float = 0.25,
-                   classifier: str | Path | None = "default", confirm_frames: int | None = None,
-                   lost_ms: float = 0.0, progress: bool = True) -> dict:
-    """Every recording read from its first frame by one pipeline (fresh calibration and tracks
-    for each) and scored frame by frame."""
+def score_recording_task(pipeline, item) -> dict:
+    """One recording scored whole by `pipeline` with the tracker's settings given: (path, truth,
+    settings). A module-level task, so that a worker process can run it (vision.parallel)."""
     from dataclasses import replace
 
+    path, truth, tracking = item
+    pipeline.cfg = replace(pipeline.cfg, **tracking)
+    return {"recording": path.name, **score_recording(pipeline, path, truth)}
+
+
+def run_track_eval(recordings: list[Path], *, weights=None, device: str | None = None, conf: float = 0.25,
+                   classifier: str | Path | None = "default", confirm_frames: int | None = None,
+                   lost_ms: float = 0.0, progress: bool = True, workers: int = 1) -> dict:
+    """Every recording read from its first frame by one pipeline (fresh calibration and tracks
+    for each) and scored frame by frame. `workers`: processes scoring recordings at once, each
+    with its own pipeline (the same figures: recordings are independent, and each is read in
+    its order by one worker)."""
     from .classify import load_classifier
     from .detect import DEFAULT_WEIGHTS, Detector
+    from .parallel import FramePool, WorkerSetup, default_threads
     from .pipeline import Pipeline, PipelineConfig
 
     truths = [read_recording_truth(p) for p in recordings]
     det = Detector(weights or DEFAULT_WEIGHTS, device=device, conf=conf)
     cls = load_classifier(None if classifier == "default" else classifier) if classifier else None
-    cfg = PipelineConfig(conf=conf, lost_ms=lost_ms)
-    if confirm_frames is not None:
-        cfg = replace(cfg, confirm_frames=confirm_frames)
-    pipe = Pipeline(det, cfg=cfg, classifier=cls)
-    items = zip(recordings, truths)
+    tracking = {"lost_ms": lost_ms, **({} if confirm_frames is None else {"confirm_frames": confirm_frames})}
+    cfg = PipelineConfig(conf=conf, **tracking)
+    items = [(p, t, tracking) for p, t in zip(recordings, truths)]
+    if workers > 1:
+        setup = WorkerSetup(str(det.weights), det.device, conf, None if cls is None else str(cls.weights),
+                            default_threads(workers))
+        pool = FramePool(setup, workers)
+        scored = pool.run(score_recording_task, items)
+    else:
+        pool, pipe = None, Pipeline(det, cfg=cfg, classifier=cls)
+        scored = (score_recording_task(pipe, item) for item in items)
     if progress:
         from tqdm import tqdm
 
-        items = tqdm(list(items), desc="eval-tracking", unit="recording", leave=False)
-    per = [{"recording": p.name, **score_recording(pipe, p, t)} for p, t in items]
+        scored = tqdm(scored, total=len(items), desc="eval-tracking", unit="recording", leave=False)
+    try:
+        per = list(scored)
+    finally:
+        if pool is not None:
+            pool.close()
     out = summarise(per)
     out["confirm_frames"] = cfg.confirm_frames
     out["confirm_at_rest_frames"] = cfg.confirm_at_rest_frames
@@ -366,6 +387,7 @@ def run_track_eval(recordings: list[Path], *, weights=None, device: str | None =
     out["weights"] = _shown(det.weights)
     out["classifier"] = _shown(cls.weights) if cls is not None else None
     out["marked_at_ms"] = MARK_AT_MS
+    out["workers"] = workers
     return out
 
 
