@@ -5,8 +5,9 @@ unread (`PipelineConfig.lost_at_rest_frames`, 2.5 s at the dashboard's 6 frames 
 because the detector misses real pieces now and then and a marked koan that loses one raises
 katsu. Depth tells the two apart. Where a piece was taken away, the pixels its surface would
 cover show the table; where it is still there they show the piece, and where something hides it
-(a neighbour, a hand) they show that. So a track unread whose place shows bare table is gone at
-once, and a take is told in a fraction of a second instead of 2.5 s after the hand has gone.
+(a neighbour, a hand) they show that. So a track unread whose place shows bare table two frames
+running is gone then, and a piece taken away is told two frames after the hand has gone, not
+fifteen.
 
 Why the height of what is seen and not the pose fit's free-space test (how far in front of the
 depth seen the surface would lie): a track's pose is the mean of its readings and may sit a few
