@@ -265,7 +265,8 @@ def eval_cmd(dataset: tuple[str, ...], weights: str | None, device: str | None, 
 @click.option("--device", default=None)
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False), help="Also write the JSON here.")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Score this many recordings at once, each in its own process (the same figures).")
+              help="Score this many recordings at once, each in its own process (the same figures, but "
+                   "that a busy machine's .db3 playback hands a few frames over differently).")
 @_classifier_option
 def eval_tracking(recordings: tuple[str, ...], make_dir: str | None, n: int, seed: int, frames: int | None, hands: bool,
                   fps: str,

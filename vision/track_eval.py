@@ -349,7 +349,8 @@ def run_track_eval(recordings: list[Path], *, weights=None, device: str | None =
     """Every recording read from its first frame by one pipeline (fresh calibration and tracks
     for each) and scored frame by frame. `workers`: processes scoring recordings at once, each
     with its own pipeline (the same figures: recordings are independent, and each is read in
-    its order by one worker)."""
+    its order by one worker; but the RealSense playback of a .db3 on a busy machine hands a few
+    frames over differently, as between two runs of one process)."""
     from .classify import load_classifier
     from .detect import DEFAULT_WEIGHTS, Detector
     from .parallel import FramePool, WorkerSetup, default_threads
