@@ -798,7 +798,8 @@ def test_the_eval_pairs_the_top_of_a_tower_seen_low_with_the_true_piece_of_its_c
 def test_the_eval_pairing_by_class_does_not_pull_a_piece_across_the_table():
     """A piece read in the wrong colour where a true piece stands is that piece read wrong, even
     with a true piece of the colour it was read as within reach farther off."""
-    from vision.eval import CLASS_TIE_MM, match
+    from vision.eval import match
+    from vision.matching import CLASS_TIE_MM
 
     truth = [upright(Spec("t1", "blue", "small"), (0, 0)), upright(Spec("t2", "red", "small"), (CLASS_TIE_MM + 3, 0))]
     seen = Scene((upright(Spec("p1", "red", "small"), (0.5, 0)),), ())

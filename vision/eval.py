@@ -24,7 +24,7 @@ from zendo.doubts import DOUBT_KINDS, FactsCache, doubts_for, renamed
 from zendo.facts import PERCEPTION_BAND
 from zendo.scene import Piece, Scene, scene_from_dict
 
-from .matching import CLASS_TIE_MM, class_penalty, pairs_within_reach  # noqa: F401 - CLASS_TIE_MM: see `match`
+from .matching import class_penalty, pairs_within_reach
 from .targets import judge, target_rows
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ def to_truth_frame(scene: Scene, perceived_cam_to_table: np.ndarray, truth_cam_t
 
 def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]]:
     """Pairs (pred index, truth index, centroid distance) by optimal assignment within MATCH_MM,
-    a pair of different colour or size costing CLASS_TIE_MM more.
+    a pair of different colour or size costing `vision.matching.CLASS_TIE_MM` more.
 
     Why the class counts: the pieces of a tower or a nest stand a few millimetres apart, and where
     the camera saw only the top one, its fit often sits at the lower one's height. Paired by
@@ -457,7 +457,7 @@ def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = N
     figures; the tables are independent)."""
     from .classify import load_classifier
     from .detect import DEFAULT_WEIGHTS, Detector
-    from .parallel import FramePool, WorkerSetup, default_threads
+    from .parallel import run_each
     from .pipeline import Pipeline
 
     datasets = [Path(d) for d in (dataset if isinstance(dataset, (list, tuple)) else [dataset])]
@@ -475,23 +475,12 @@ def run_eval(dataset: str | Path | list, *, weights=None, device: str | None = N
     cls = load_classifier(None if classifier == "default" else classifier) if classifier else None
     rules = _rules()
     items = list(zip(folders, truths))
-    if workers > 1:
-        setup = WorkerSetup(str(det.weights), det.device, conf, None if cls is None else str(cls.weights),
-                            default_threads(workers))
-        pool = FramePool(setup, workers)
-        scored = pool.run(score_table, items)
-    else:
-        pool, pipe = None, Pipeline(det, classifier=cls)
-        scored = (score_table(pipe, item) for item in items)
+    scored = run_each(score_table, items, workers, det, cls, conf, lambda: Pipeline(det, classifier=cls))
     if progress:
         from tqdm import tqdm
 
         scored = tqdm(scored, total=len(items), desc="eval", leave=False)
-    try:
-        frames, timings = [list(x) for x in zip(*scored)]
-    finally:
-        if pool is not None:
-            pool.close()
+    frames, timings = [list(x) for x in zip(*scored)]
     out = summarise(frames, timings)
     shown = [_shown(d) for d in datasets]
     out["dataset"] = shown[0] if len(shown) == 1 else shown

@@ -191,6 +191,22 @@ class FramePool:
         self.close()
 
 
+def run_each(task, items: list, workers: int, detector, classifier, conf: float, local) -> Iterator:
+    """task(pipeline, item) for each item, in the items' order: by `workers` processes, each with
+    a pipeline of its own built like this one (the detector's weights and device, the
+    classifier's weights), where workers > 1; else by `local()`, one pipeline built here. The
+    pool closes once the items are done (or the caller stops reading). Why one place: scoring
+    tables (`vision.eval`) and recordings (`vision.track_eval`) spread over processes alike."""
+    if workers <= 1:
+        pipe = local()
+        yield from (task(pipe, item) for item in items)
+        return
+    setup = WorkerSetup(str(detector.weights), detector.device, conf,
+                        None if classifier is None else str(classifier.weights), default_threads(workers))
+    with FramePool(setup, workers) as pool:
+        yield from pool.run(task, items)
+
+
 def calibrated(frames: Iterable, calibration=None) -> tuple[object, Iterator]:
     """(The calibration, the frames): the one given, else measured from the first frame, which
     stays first in the frames handed back (None and no frames for an empty stream)."""

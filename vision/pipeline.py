@@ -264,10 +264,10 @@ class Tracker:
         # every fifth frame, and by frame numbers one frame the detector missed a piece in lost its
         # track, which came back under a new id: a marked koan read that as a piece taken away
         # and another put down (katsu)
-        for i, tr in enumerate(self.tracks):
-            if i not in used:
-                tr.misses += 1
-        self._count_bare([tr for i, tr in enumerate(self.tracks) if i not in used and tr.shown], seen)
+        missed = [tr for i, tr in enumerate(self.tracks) if i not in used]
+        for tr in missed:
+            tr.misses += 1
+        self._count_bare([tr for tr in missed if tr.shown], seen)
         self.tracks = [tr for tr in self.tracks if not self._lost(tr, t_ms)]
         self.stones = self._stones(scene.stones, footprints)
         shown = [tr for tr in self.tracks if tr.shown]

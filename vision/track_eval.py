@@ -312,7 +312,7 @@ def summarise_hands(per: list[dict]) -> dict:
     how soon after the change, whether it showed the right kind of change and kept it open, and
     how many false katsu the passes over a koan (and the changes, elsewhere) drew."""
     out = {}
-    for change in ("pass", "knock", "take", "add"):
+    for change in ("pass", *_CHANGE_LABEL):
         mine = [p for p in per if p.get("hand", {}).get("change") == change]
         if not mine:
             continue
@@ -353,7 +353,7 @@ def run_track_eval(recordings: list[Path], *, weights=None, device: str | None =
     frames over differently, as between two runs of one process)."""
     from .classify import load_classifier
     from .detect import DEFAULT_WEIGHTS, Detector
-    from .parallel import FramePool, WorkerSetup, default_threads
+    from .parallel import run_each
     from .pipeline import Pipeline, PipelineConfig
 
     truths = [read_recording_truth(p) for p in recordings]
@@ -362,23 +362,13 @@ def run_track_eval(recordings: list[Path], *, weights=None, device: str | None =
     tracking = {"lost_ms": lost_ms, **({} if confirm_frames is None else {"confirm_frames": confirm_frames})}
     cfg = PipelineConfig(conf=conf, **tracking)
     items = [(p, t, tracking) for p, t in zip(recordings, truths)]
-    if workers > 1:
-        setup = WorkerSetup(str(det.weights), det.device, conf, None if cls is None else str(cls.weights),
-                            default_threads(workers))
-        pool = FramePool(setup, workers)
-        scored = pool.run(score_recording_task, items)
-    else:
-        pool, pipe = None, Pipeline(det, cfg=cfg, classifier=cls)
-        scored = (score_recording_task(pipe, item) for item in items)
+    scored = run_each(score_recording_task, items, workers, det, cls, conf,
+                      lambda: Pipeline(det, cfg=cfg, classifier=cls))
     if progress:
         from tqdm import tqdm
 
         scored = tqdm(scored, total=len(items), desc="eval-tracking", unit="recording", leave=False)
-    try:
-        per = list(scored)
-    finally:
-        if pool is not None:
-            pool.close()
+    per = list(scored)
     out = summarise(per)
     out["confirm_frames"] = cfg.confirm_frames
     out["confirm_at_rest_frames"] = cfg.confirm_at_rest_frames

@@ -351,12 +351,12 @@ def _labels(world: World, scene: Scene, pose: CameraPose, intr: Intrinsics, mask
         flags = np.where(inside, np.where(seen, 2, 1), 0)
     out = []
     for k, (oid, kind) in enumerate(zip(world.instance_ids, world.instance_kind), start=1):
+        if kind == "prop":  # a hand is not something to find
+            continue
         sl = slices[k - 1] if k - 1 < len(slices) else None
         box = None
         if sl is not None and counts[k] > 0:
             box = (float(sl[1].start), float(sl[0].start), float(sl[1].stop), float(sl[0].stop))
-        if kind == "prop":  # a hand is not something to find
-            continue
         if kind == "piece":
             p = scene.pieces[k - 1]
             j = (k - 1) * 5
