@@ -1,4 +1,4 @@
-"""The classifier's commands: `zendo train-classifier`, `zendo eval-classifier`,
+"""The classifier's commands: `zendo train-classifier`, `zendo cut-crops`, `zendo eval-classifier`,
 `zendo quantize-classifier`.
 
 The second stage is trained and scored on its own (as ChessCog does each stage), on crops cut
@@ -61,21 +61,20 @@ def _examples(folders: list, det_conf: float, seed: int):
     return _reading(build_examples, folders, det, seed=seed)
 
 
-def _task_examples(folders: list, det_conf: float, seed: int, task: str):
-    """(x, labels) for one task: the orientation net learns from pyramid crops only."""
-    x, y, o = _examples(folders, det_conf, seed)
-    if task == "class":
-        return x, y
-    keep = o >= 0
-    return x[keep], o[keep]
-
-
 @click.command("train-classifier")
-@click.option("--data", "roots", required=True, multiple=True, type=click.Path(exists=True, file_okay=False),
+@click.option("--data", "roots", multiple=True, type=click.Path(exists=True, file_okay=False),
               help="Render folders with truth (from `zendo eval-set`, seeds training of nothing else uses); repeatable.")
+@click.option("--crops", "crop_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Crop sets from `zendo cut-crops` (instead of, or besides, --data); repeatable.")
 @click.option("--val", "val_roots", multiple=True, type=click.Path(exists=True, file_okay=False),
               help="Render folders to report accuracy on after each epoch.")
+@click.option("--val-crops", "val_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Crop sets to report accuracy on after each epoch.")
 @click.option("--epochs", type=click.IntRange(min=1), default=15)
+@click.option("--minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Train for as many epochs as fit in this time on the device (replaces --epochs).")
+@click.option("--device", default="cpu", show_default=True, help="cpu, or a GPU such as cuda:0.")
+@click.option("--batch", type=click.IntRange(min=1), default=128, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0)
 @click.option("--det-conf", type=click.FloatRange(0, 1), default=0.05, help="Detector threshold for the crops.")
 @click.option("--task", type=click.Choice(["class", "orientation", "colour"]), default="class", show_default=True,
@@ -87,31 +86,117 @@ def _task_examples(folders: list, det_conf: float, seed: int, task: str):
               help="Go on from these weights (class or orientation) instead of from scratch.")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=3e-3, show_default=True,
               help="Peak learning rate of the one-cycle schedule (class, orientation).")
-def train_classifier(roots, val_roots, epochs: int, seed: int, det_conf: float, task: str, out: str | None,
-                     start: str | None, lr: float) -> None:
-    """Train a second-stage net on the CPU (minutes; no GPU needed): the colour x size classifier,
+def train_classifier(roots, crop_files, val_roots, val_files, epochs: int, minutes: float | None, device: str,
+                     batch: int, seed: int, det_conf: float, task: str, out: str | None, start: str | None,
+                     lr: float) -> None:
+    """Train a second-stage net (minutes on a CPU; no GPU needed): the colour x size classifier,
     the orientation net the pose fit takes as a prior, or the colour model towers read bands with."""
+    from zendo.cli import UserError
+
     from .classify import DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_ORIENTATIONS, train
     from .nets import save
 
     logging.getLogger("vision").setLevel(logging.INFO)
+    if not roots and not crop_files:
+        raise UserError("train-classifier: give render folders (--data) or crop sets (--crops)")
+    if task == "colour" and crop_files:
+        raise UserError("--crops: the colour model learns from render folders' truth masks (--data)")
     first = _start_state(start, task)  # a bad --from fails before minutes of crop cutting
-    folders = _folders(roots)
+    _check_device(device)
+    sets = _crop_sets(crop_files) + _crop_sets(val_files)  # a bad file fails before the cutting too
+    folders = _folders(roots) if roots else []
     if task == "colour":
         return _train_colours(folders, roots, val_roots, epochs, seed, out)
     out = out or str(DEFAULT_CLASSIFIER if task == "class" else DEFAULT_ORIENTATION)
-    x, y = _task_examples(folders, det_conf, seed, task)
-    val = _task_examples(_folders(val_roots), det_conf, seed + 1, task) if val_roots else None
-    if task == "class":
-        state, history = train(x, y, epochs=epochs, seed=seed, val=val, lr=lr, start=first)
-    else:  # which way is up in the crop is the signal: no quarter turns
-        state, history = train(x, y, epochs=epochs, seed=seed, val=val, lr=lr, start=first, n_out=N_ORIENTATIONS,
-                               turns=False)
-    meta = {"task": task, "data": list(roots), "frames": len(folders), "crops": int(len(x)), "epochs": epochs, "seed": seed,
-            "det_conf": det_conf, "lr": lr, "from": start, "history": history}
+    train_sets = sets[:len(crop_files)] + ([_folder_crops(folders, det_conf, seed)] if folders else [])
+    x, y = _joined(train_sets).for_task(task)
+    val_sets = sets[len(crop_files):] + ([_folder_crops(_folders(val_roots), det_conf, seed + 1)] if val_roots else [])
+    val = _joined(val_sets).for_task(task) if val_sets else None
+    kw = dict(epochs=epochs, seed=seed, val=val, lr=lr, start=first, device=device, batch=batch, minutes=minutes)
+    if task == "orientation":  # which way is up in the crop is the signal: no quarter turns
+        kw.update(n_out=N_ORIENTATIONS, turns=False)
+    state, history = train(x, y, **kw)
+    tables = len(folders) + sum(s.tables for s in sets[:len(crop_files)])
+    meta = {"task": task, "data": list(roots) + list(crop_files), "frames": tables, "crops": int(len(x)),
+            "epochs": len(history), "seed": seed, "det_conf": det_conf, "lr": lr, "batch": batch, "device": device,
+            "from": start, "history": history}
     save(state, out, meta)
     row = {"weights": out, **{k: meta[k] for k in ("frames", "crops")}, "last": history[-1]}
     click.echo(json.dumps({**row, "int8": _int8_copy_of(out, task, x)}))  # the old copy is stale now
+
+
+def _crop_sets(files) -> list:
+    from zendo.cli import UserError
+
+    from .cropset import CropSet, CropSetError
+
+    try:
+        return [CropSet.load(f) for f in files]
+    except CropSetError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _folder_crops(folders: list, det_conf: float, seed: int):
+    """The render folders' crops as a crop set (their tables' seeds unknown: -1)."""
+    import numpy as np
+
+    from .cropset import CropSet
+
+    x, y, o = _examples(folders, det_conf, seed)
+    return CropSet(x, y, o, np.full(len(y), -1, np.int64))
+
+
+def _joined(sets: list):
+    from .cropset import CropSet
+
+    return CropSet.joined(sets)
+
+
+def _check_device(device: str) -> None:
+    """A device torch cannot use is a one-line error before minutes of crop cutting, not a
+    traceback after them."""
+    import torch
+
+    from zendo.cli import UserError
+
+    try:
+        torch.zeros(1, device=device)
+    except (RuntimeError, AssertionError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise UserError(f"--device {device}: {msg}") from None
+
+
+@click.command("cut-crops")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The crop set file to write (.npz).")
+@click.option("--seed", type=click.IntRange(min=0), required=True,
+              help="The first table's seed (seeds no evaluation or tuning set uses: 900000 and up are held out).")
+@click.option("--tables", type=click.IntRange(min=1), required=True)
+@click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Processes rendering and cutting at once (a core each).")
+@click.option("--device", default=None, help="Where the detector runs (default: a GPU when there is one).")
+@click.option("--minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop taking tables when this time is up (the seeds cut are in the file).")
+@click.option("--det-conf", type=click.FloatRange(0, 1), default=0.05, show_default=True)
+def cut_crops(out: str, seed: int, tables: int, workers: int, device: str | None, minutes: float | None,
+              det_conf: float) -> None:
+    """Render tables seed .. seed + tables - 1 and cut the crop nets' training crops from them
+    (every detector box and each visible piece's jittered box), without keeping render folders."""
+    import time
+
+    from zendo.cli import UserError
+
+    from .cropset import cut
+    from .detect import DetectorError
+
+    t0 = time.time()
+    try:
+        cs = cut(seed, tables, workers=workers, device=device, det_conf=det_conf, minutes=minutes)
+    except DetectorError as exc:
+        raise UserError(str(exc)) from None
+    path = cs.save(out)
+    seeds = sorted({int(v) for v in cs.seeds})
+    click.echo(json.dumps({"crops": str(path), "tables": cs.tables, "count": len(cs),
+                           "seeds": [seeds[0], seeds[-1]] if seeds else [], "seconds": round(time.time() - t0, 1)}))
 
 
 CALIBRATION_CROPS = 3500  # about the crops of the 60 folders `zendo quantize-classifier` takes by default
@@ -243,5 +328,5 @@ def quantize_classifier(roots, frames: int, weights: str | None, orient_weights:
 
 
 def register(group: click.Group) -> None:
-    for cmd in (train_classifier, eval_classifier, quantize_classifier):
+    for cmd in (train_classifier, cut_crops, eval_classifier, quantize_classifier):
         group.add_command(cmd)
