@@ -106,3 +106,19 @@ def test_cut_crops_writes_the_set_and_says_what_it_holds(tmp_path):
     doc = json.loads(res.output.strip().splitlines()[-1])
     cs = CropSet.load(out)
     assert doc["tables"] == 1 and doc["seeds"] == [SEED + 5, SEED + 5] and doc["count"] == len(cs) > 5
+
+
+def test_minutes_leave_the_run_as_the_epochs_they_fit_would_make_it(two_tables, monkeypatch):
+    """Timing the device must not draw from the run's seed: --minutes that fit two epochs train
+    the very net --epochs 2 does."""
+    import torch
+
+    import vision.classify as classify
+
+    x, y = two_tables.x[:64], two_tables.y[:64]
+    by_epochs, _ = classify.train(x, y, epochs=2, batch=32, progress=False)
+    ticks = iter(np.arange(0.0, 100.0, 0.1))  # 20 timed steps in 0.1 s: 0.011 s an epoch of two steps
+    monkeypatch.setattr(classify.time, "perf_counter", lambda: float(next(ticks)))
+    by_minutes, history = classify.train(x, y, minutes=0.0275 / 60, batch=32, progress=False)
+    assert len(history) == 2
+    assert all(torch.equal(by_epochs[k], by_minutes[k]) for k in by_epochs)

@@ -578,13 +578,13 @@ def _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns, start=Non
            ) -> tuple[dict, list[dict]]:
     import torch
 
-    torch.manual_seed(seed)
-    g = torch.Generator().manual_seed(seed)
     X = torch.from_numpy(np.ascontiguousarray(x)).to(device)  # uint8: on the CPU, no copy
     Y = torch.from_numpy(np.asarray(y, np.int64)).to(device)
-    if minutes is not None:
+    if minutes is not None:  # before the seed: the probe's draws leave the run as --epochs would make it
         epochs = epochs_within(minutes, len(x), batch, n_out, turns, X, Y, device)
         log.info("%d epochs fit in %.1f minutes on %s", epochs, minutes, device)
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
     net = _net(n_out)
     if start is not None:
         net.load_state_dict(start)
@@ -595,7 +595,7 @@ def _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns, start=Non
     history = []
     for ep in range(epochs):
         net.train()
-        perm = torch.from_numpy(torch.randperm(len(x), generator=g).numpy()).to(device)
+        perm = torch.randperm(len(x), generator=g).to(device)
         tot = torch.zeros((), device=device)
         it = range(0, len(x), batch)
         if progress:

@@ -94,6 +94,7 @@ def train_classifier(roots, crop_files, val_roots, val_files, epochs: int, minut
     from zendo.cli import UserError
 
     from .classify import DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_ORIENTATIONS, train
+    from .cropset import CropSet
     from .nets import save
 
     logging.getLogger("vision").setLevel(logging.INFO)
@@ -109,9 +110,9 @@ def train_classifier(roots, crop_files, val_roots, val_files, epochs: int, minut
         return _train_colours(folders, roots, val_roots, epochs, seed, out)
     out = out or str(DEFAULT_CLASSIFIER if task == "class" else DEFAULT_ORIENTATION)
     train_sets = sets[:len(crop_files)] + ([_folder_crops(folders, det_conf, seed)] if folders else [])
-    x, y = _joined(train_sets).for_task(task)
+    x, y = CropSet.joined(train_sets).for_task(task)
     val_sets = sets[len(crop_files):] + ([_folder_crops(_folders(val_roots), det_conf, seed + 1)] if val_roots else [])
-    val = _joined(val_sets).for_task(task) if val_sets else None
+    val = CropSet.joined(val_sets).for_task(task) if val_sets else None
     kw = dict(epochs=epochs, seed=seed, val=val, lr=lr, start=first, device=device, batch=batch, minutes=minutes)
     if task == "orientation":  # which way is up in the crop is the signal: no quarter turns
         kw.update(n_out=N_ORIENTATIONS, turns=False)
@@ -144,12 +145,6 @@ def _folder_crops(folders: list, det_conf: float, seed: int):
 
     x, y, o = _examples(folders, det_conf, seed)
     return CropSet(x, y, o, np.full(len(y), -1, np.int64))
-
-
-def _joined(sets: list):
-    from .cropset import CropSet
-
-    return CropSet.joined(sets)
 
 
 def _check_device(device: str) -> None:
