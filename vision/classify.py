@@ -155,11 +155,7 @@ def to_tensor(x: np.ndarray):
     """uint8 crops -> float tensor: colour and masks to 0..1, height to units of 50 mm."""
     import torch
 
-    t = torch.from_numpy(np.ascontiguousarray(x)).float()
-    t[:, :3] /= 255.0
-    t[:, 3] *= HEIGHT_STEP_MM / 50.0
-    t[:, 4:] /= 255.0
-    return t
+    return _scaled(torch.from_numpy(np.ascontiguousarray(x)))
 
 
 @dataclass(frozen=True)
@@ -503,7 +499,7 @@ def _augment(x, rng_t, turns: bool = True):
 
 
 def _scaled(t):
-    """A uint8 crop tensor (on any device) as the nets read it: `to_tensor` without numpy."""
+    """A uint8 crop tensor, on any device, as the nets read it (`to_tensor` for numpy crops)."""
     t = t.float()
     t[:, :3] /= 255.0
     t[:, 3] *= HEIGHT_STEP_MM / 50.0

@@ -104,20 +104,22 @@ def train_classifier(roots, crop_files, val_roots, val_files, epochs: int, minut
         raise UserError("--crops: the colour model learns from render folders' truth masks (--data)")
     first = _start_state(start, task)  # a bad --from fails before minutes of crop cutting
     _check_device(device)
-    sets = _crop_sets(crop_files) + _crop_sets(val_files)  # a bad file fails before the cutting too
+    train_sets, val_sets = _crop_sets(crop_files), _crop_sets(val_files)  # a bad file fails before the cutting too
     folders = _folders(roots) if roots else []
     if task == "colour":
         return _train_colours(folders, roots, val_roots, epochs, seed, out)
     out = out or str(DEFAULT_CLASSIFIER if task == "class" else DEFAULT_ORIENTATION)
-    train_sets = sets[:len(crop_files)] + ([_folder_crops(folders, det_conf, seed)] if folders else [])
+    tables = len(folders) + sum(s.tables for s in train_sets)
+    if folders:
+        train_sets.append(_folder_crops(folders, det_conf, seed))
     x, y = CropSet.joined(train_sets).for_task(task)
-    val_sets = sets[len(crop_files):] + ([_folder_crops(_folders(val_roots), det_conf, seed + 1)] if val_roots else [])
+    if val_roots:
+        val_sets.append(_folder_crops(_folders(val_roots), det_conf, seed + 1))
     val = CropSet.joined(val_sets).for_task(task) if val_sets else None
     kw = dict(epochs=epochs, seed=seed, val=val, lr=lr, start=first, device=device, batch=batch, minutes=minutes)
     if task == "orientation":  # which way is up in the crop is the signal: no quarter turns
         kw.update(n_out=N_ORIENTATIONS, turns=False)
     state, history = train(x, y, **kw)
-    tables = len(folders) + sum(s.tables for s in sets[:len(crop_files)])
     meta = {"task": task, "data": list(roots) + list(crop_files), "frames": tables, "crops": int(len(x)),
             "epochs": len(history), "seed": seed, "det_conf": det_conf, "lr": lr, "batch": batch, "device": device,
             "from": start, "history": history}
@@ -182,11 +184,12 @@ def cut_crops(out: str, seed: int, tables: int, workers: int, device: str | None
 
     from .cropset import cut
     from .detect import DetectorError
+    from .parallel import WorkerError
 
     t0 = time.time()
     try:
         cs = cut(seed, tables, workers=workers, device=device, det_conf=det_conf, minutes=minutes)
-    except DetectorError as exc:
+    except (DetectorError, WorkerError) as exc:
         raise UserError(str(exc)) from None
     path = cs.save(out)
     seeds = sorted({int(v) for v in cs.seeds})

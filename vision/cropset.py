@@ -12,9 +12,6 @@ boxes are drawn from a generator seeded by that seed, whichever worker cut it.
 """
 from __future__ import annotations
 
-import logging
-import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -23,10 +20,6 @@ from pathlib import Path
 import numpy as np
 
 from .classify import CHANNELS, CROP_PX
-
-log = logging.getLogger(__name__)
-
-ONE_THREAD = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 class CropSetError(RuntimeError):
@@ -83,74 +76,52 @@ class CropSet:
 
     @staticmethod
     def joined(sets: list["CropSet"]) -> "CropSet":
+        """The sets one after another (none: an empty set)."""
+        if not sets:
+            return CropSet(np.zeros((0, CHANNELS, CROP_PX, CROP_PX), np.uint8), np.zeros(0, np.int64),
+                           np.zeros(0, np.int64), np.zeros(0, np.int64))
         return CropSet(*(np.concatenate([getattr(s, k) for s in sets]) for k in ("x", "y", "o", "seeds")))
 
 
-def empty() -> CropSet:
-    return CropSet(np.zeros((0, CHANNELS, CROP_PX, CROP_PX), np.uint8), np.zeros(0, np.int64),
-                   np.zeros(0, np.int64), np.zeros(0, np.int64))
-
-
-def cut_table(seed: int, detector, scratch: Path) -> CropSet:
-    """One freshly rendered table's crops (vision.classify.folder_examples), its folder deleted."""
+def cut_table(seed: int, detector) -> CropSet:
+    """One freshly rendered table's crops (vision.classify.folder_examples), cut from a render
+    folder that lives only while they are cut (in memory where /dev/shm is): the very crops
+    `zendo train-classifier --data` cuts from `zendo eval-set`'s folder of that seed."""
     from .classify import folder_examples
     from .eval import write_render_folder
     from .trainset import render_example
 
     scene, _, render = render_example(seed)
-    folder = write_render_folder(scene, render, scratch / f"{seed:07d}")
-    try:
+    base = "/dev/shm" if Path("/dev/shm").is_dir() else None
+    with tempfile.TemporaryDirectory(prefix="zendo-crops-", dir=base) as scratch:
+        folder = write_render_folder(scene, render, Path(scratch) / f"{seed:07d}")
         x, y, o = folder_examples(folder, detector, np.random.default_rng([seed, 1]))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
     return CropSet(x, y, o, np.full(len(y), seed, np.int64))
 
 
-def cut_share(worker: int, workers: int, seed: int, tables: int, device: str | None, det_conf: float,
-              deadline: float | None) -> CropSet:
-    """The tables seed + worker, seed + worker + workers, ... (of `tables`), until the deadline
-    (a time.time()) if there is one. Runs in a worker process with one thread for each library:
-    the processes are the parallelism."""
-    import cv2
-    import torch
-
-    from .detect import Detector
-
-    torch.set_num_threads(1)
-    cv2.setNumThreads(1)
-    detector = Detector(conf=det_conf, device=device)
-    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-    parts = []
-    with tempfile.TemporaryDirectory(prefix="zendo-crops-", dir=base) as scratch:
-        for k in range(worker, tables, workers):
-            if deadline is not None and time.time() >= deadline:
-                break
-            parts.append(cut_table(seed + k, detector, Path(scratch)))
-    return CropSet.joined(parts) if parts else empty()
-
-
-def _one_thread() -> None:
-    for k in ONE_THREAD:
-        os.environ[k] = "1"
-
-
-def _share(args) -> CropSet:
-    return cut_share(*args)
+def cut_table_task(pipeline, seed: int) -> CropSet:
+    """One table cut with a pipeline's detector: a module-level task, so that the worker
+    processes of vision.parallel can run it."""
+    return cut_table(seed, pipeline.detector)
 
 
 def cut(seed: int, tables: int, *, workers: int = 1, device: str | None = None, det_conf: float = 0.05,
         minutes: float | None = None) -> CropSet:
-    """The crops of tables seed .. seed + tables - 1, cut by `workers` processes; with `minutes`,
-    each worker stops taking tables when the time is up (the seeds cut are in the set)."""
-    deadline = time.time() + 60 * minutes if minutes else None
-    jobs = [(w, workers, seed, tables, device, det_conf, deadline) for w in range(workers)]
-    if workers == 1:
-        parts = [_share(jobs[0])]
-    else:
-        import multiprocessing as mp
+    """The crops of tables seed .. seed + tables - 1 in table order, cut by `workers` processes
+    (vision.parallel.run_each: each with its own detector and its share of the cores); with
+    `minutes`, no table is begun once the time is up (the seeds cut are in the set)."""
+    from .detect import Detector
+    from .parallel import run_each
+    from .pipeline import Pipeline
 
-        with mp.get_context("spawn").Pool(workers, initializer=_one_thread) as pool:
-            parts = pool.map(_share, jobs)
-    out = CropSet.joined(parts)
-    order = np.argsort(out.seeds, kind="stable")  # table order, whoever cut them
-    return CropSet(out.x[order], out.y[order], out.o[order], out.seeds[order])
+    detector = Detector(conf=det_conf, device=device)
+    deadline = time.time() + 60 * minutes if minutes else None
+
+    def seeds():
+        for s in range(seed, seed + tables):
+            if deadline is not None and time.time() >= deadline:
+                return
+            yield s
+
+    local = lambda: Pipeline(detector, classifier=None)  # noqa: E731 - the one-process reader
+    return CropSet.joined(list(run_each(cut_table_task, seeds(), workers, detector, None, det_conf, local)))

@@ -191,12 +191,13 @@ class FramePool:
         self.close()
 
 
-def run_each(task, items: list, workers: int, detector, classifier, conf: float, local) -> Iterator:
+def run_each(task, items: Iterable, workers: int, detector, classifier, conf: float, local) -> Iterator:
     """task(pipeline, item) for each item, in the items' order: by `workers` processes, each with
     a pipeline of its own built like this one (the detector's weights and device, the
     classifier's weights), where workers > 1; else by `local()`, one pipeline built here. The
     pool closes once the items are done (or the caller stops reading). Why one place: scoring
-    tables (`vision.eval`) and recordings (`vision.track_eval`) spread over processes alike."""
+    tables (`vision.eval`), recordings (`vision.track_eval`) and tables to cut crops from
+    (`vision.cropset`) spread over processes alike. `items` is read as the workers take them."""
     if workers <= 1:
         pipe = local()
         yield from (task(pipe, item) for item in items)
