@@ -294,7 +294,7 @@ def test_train_classifier_goes_on_from_the_given_weights(tmp_path):
         return [v for k, v in state.items() if v.ndim == 4]
 
     for before, after in zip(convs(DEFAULT_CLASSIFIER), convs(out)):
-        assert torch.allclose(before, after, atol=1e-5)
+        assert torch.allclose(before.float(), after.float(), atol=1e-5)  # the committed file keeps float16
 
 
 def test_train_classifier_refuses_weights_it_cannot_go_on_from(tmp_path):
@@ -340,3 +340,60 @@ def test_a_broken_render_folder_in_the_training_data_is_named_in_one_line(tmp_pa
     (broken / "depth.png").unlink()
     res = CliRunner().invoke(main, command + [str(data)])
     assert res.exit_code == 2 and "missing depth.png" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def random_crop_set(tmp_path, n: int = 40):
+    """A crop set file of random crops with random labels: enough to run a training epoch on."""
+    from vision.cropset import CropSet
+
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 255, (n, 6, CROP_PX, CROP_PX), dtype=np.uint8)
+    crop_set = CropSet(x, rng.integers(0, N_CLASSES, n), rng.integers(0, N_ORIENTATIONS, n), np.zeros(n, np.int64))
+    return crop_set.save(tmp_path / "crops.npz")
+
+
+def test_a_saved_net_is_rebuilt_with_its_own_widths(tmp_path):
+    """A classifier trained wider or narrower than the committed one loads as it was trained: its
+    widths are read from its weights, not assumed."""
+    from vision.classify import _net, channels_of
+    from vision.nets import save
+
+    path = save(_net(N_CLASSES, (8, 8, 16, 16, 32)).state_dict(), tmp_path / "narrow.pt", {})
+    clf = PieceClassifier(path, int8=False)
+    assert channels_of(clf.net.state_dict()) == (8, 8, 16, 16, 32)
+    assert clf.probabilities(np.zeros((2, 6, CROP_PX, CROP_PX), np.uint8)).shape == (2, N_CLASSES)
+
+
+def test_training_from_scratch_builds_the_committed_nets_widths(tmp_path):
+    """`zendo train-classifier` with no --channels makes the nets the committed weights are: the
+    wide classifier, the narrow orientation net (so the model card's command reproduces them)."""
+    from vision.classify import DEFAULT_ORIENTATION, channels_of
+
+    crops_file = random_crop_set(tmp_path)
+    for task, committed in (("class", DEFAULT_CLASSIFIER), ("orientation", DEFAULT_ORIENTATION)):
+        out = tmp_path / f"{task}.pt"
+        res = CliRunner().invoke(main, ["train-classifier", "--task", task, "--crops", str(crops_file),
+                                        "--epochs", "1", "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        saved = torch.load(out, weights_only=True)
+        want = channels_of(torch.load(committed, weights_only=True)["state_dict"])
+        assert channels_of(saved["state_dict"]) == want and saved["meta"]["channels"] == list(want)
+
+
+def test_train_classifier_trains_the_widths_asked_for(tmp_path):
+    from vision.classify import channels_of
+
+    out = tmp_path / "narrow.pt"
+    res = CliRunner().invoke(main, ["train-classifier", "--crops", str(random_crop_set(tmp_path)), "--epochs", "1",
+                                    "--channels", "8,8,16,16,32", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert channels_of(torch.load(out, weights_only=True)["state_dict"]) == (8, 8, 16, 16, 32)
+
+
+@pytest.mark.parametrize("extra, says", [(["--channels", "8,8,16"], "--channels 8,8,16: give 5 filter counts"),
+                                         (["--channels", "8,x,8,8,8"], "give 5 filter counts"),
+                                         (["--channels", "8,8,8,8,8", "--from", str(DEFAULT_CLASSIFIER)],
+                                          "the --from net's widths are 48,64,128,192,256")])
+def test_train_classifier_names_widths_it_cannot_train_in_one_line(tmp_path, extra, says):
+    res = CliRunner().invoke(main, ["train-classifier", "--crops", str(random_crop_set(tmp_path)), *extra])
+    assert res.exit_code != 0 and says in res.output and "Traceback" not in res.output

@@ -86,14 +86,17 @@ def _examples(folders: list, det_conf: float, seed: int):
               help="Go on from these weights (class or orientation) instead of from scratch.")
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=3e-3, show_default=True,
               help="Peak learning rate of the one-cycle schedule (class, orientation).")
+@click.option("--channels", default=None, metavar="C1,C2,C3,C4,C5",
+              help="The net's filters per convolution, from scratch (default: 48,64,128,192,256 for the "
+                   "classifier, 24,32,64,96,128 for the orientation net); --from keeps its net's own.")
 def train_classifier(roots, crop_files, val_roots, val_files, epochs: int, minutes: float | None, device: str,
                      batch: int, seed: int, det_conf: float, task: str, out: str | None, start: str | None,
-                     lr: float) -> None:
+                     lr: float, channels: str | None) -> None:
     """Train a second-stage net (minutes on a CPU; no GPU needed): the colour x size classifier,
     the orientation net the pose fit takes as a prior, or the colour model towers read bands with."""
     from zendo.cli import UserError
 
-    from .classify import DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_ORIENTATIONS, train
+    from .classify import DEFAULT_CLASSIFIER, DEFAULT_ORIENTATION, N_ORIENTATIONS, channels_of, train
     from .cropset import CropSet
     from .nets import save
 
@@ -103,6 +106,7 @@ def train_classifier(roots, crop_files, val_roots, val_files, epochs: int, minut
     if task == "colour" and crop_files:
         raise UserError("--crops: the colour model learns from render folders' truth masks (--data)")
     first = _start_state(start, task)  # a bad --from fails before minutes of crop cutting
+    widths = _channels(channels, first)
     _check_device(device)
     train_sets, val_sets = _crop_sets(crop_files), _crop_sets(val_files)  # a bad file fails before the cutting too
     folders = _folders(roots) if roots else []
@@ -116,16 +120,38 @@ def train_classifier(roots, crop_files, val_roots, val_files, epochs: int, minut
     if val_roots:
         val_sets.append(_folder_crops(_folders(val_roots), det_conf, seed + 1))
     val = CropSet.joined(val_sets).for_task(task) if val_sets else None
-    kw = dict(epochs=epochs, seed=seed, val=val, lr=lr, start=first, device=device, batch=batch, minutes=minutes)
+    kw = dict(epochs=epochs, seed=seed, val=val, lr=lr, start=first, device=device, batch=batch, minutes=minutes,
+              channels=widths)
     if task == "orientation":  # which way is up in the crop is the signal: no quarter turns
         kw.update(n_out=N_ORIENTATIONS, turns=False)
     state, history = train(x, y, **kw)
     meta = {"task": task, "data": list(roots) + list(crop_files), "frames": tables, "crops": int(len(x)),
             "epochs": len(history), "seed": seed, "det_conf": det_conf, "lr": lr, "batch": batch, "device": device,
-            "from": start, "history": history}
+            "from": start, "channels": list(channels_of(state)), "history": history}
     save(state, out, meta)
     row = {"weights": out, **{k: meta[k] for k in ("frames", "crops")}, "last": history[-1]}
     click.echo(json.dumps({**row, "int8": _int8_copy_of(out, task, x)}))  # the old copy is stale now
+
+
+def _channels(text: str | None, start: dict | None) -> tuple[int, ...] | None:
+    """--channels as five filter counts, or a one-line error: not five positive whole numbers, or
+    not the widths of the --from net (whose weights fix them)."""
+    from zendo.cli import UserError
+
+    from .classify import NET_CHANNELS, channels_of
+
+    if text is None:
+        return None
+    try:
+        widths = tuple(int(c) for c in text.split(","))
+    except ValueError:
+        widths = ()
+    if len(widths) != len(NET_CHANNELS) or min(widths) < 1:
+        raise UserError(f"--channels {text}: give {len(NET_CHANNELS)} filter counts, such as 48,64,128,192,256")
+    if start is not None and widths != channels_of(start):
+        have = ",".join(map(str, channels_of(start)))
+        raise UserError(f"--channels {text}: the --from net's widths are {have}")
+    return widths
 
 
 def _crop_sets(files) -> list:

@@ -76,7 +76,7 @@ class ColorReader:
 
     def __init__(self, weights: str | Path = DEFAULT_COLOR_MODEL):
         weights = Path(weights)
-        self.net = load_net(weights, _mlp, "no colour model (train it with `zendo train-classifier --task colour`)",
+        self.net = load_net(weights, lambda state: _mlp(), "no colour model (train it with `zendo train-classifier --task colour`)",
                             ColorModelError)
         self.weights = weights
 

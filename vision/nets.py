@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 
 def load_net(weights: Path, build: Callable, missing: str, error: type[Exception]):
-    """The net `build()` makes, with the saved weights, in eval mode; else `error` in one line:
+    """The net `build(state_dict)` makes (it may read its shape from the saved weights), with them, in eval mode; else `error` in one line:
     "<file>: <missing>" when there is no file, "<file>: cannot load (...)" when it is not one."""
     import torch
 
@@ -26,7 +26,7 @@ def load_net(weights: Path, build: Callable, missing: str, error: type[Exception
         raise error(f"{weights}: {missing}")
     try:
         blob = torch.load(weights, map_location="cpu", weights_only=True)
-        net = build()
+        net = build(blob["state_dict"])
         net.load_state_dict(blob["state_dict"])
     except Exception as exc:  # a broken or foreign file
         raise error(f"{weights}: cannot load ({exc.__class__.__name__})") from None
