@@ -474,6 +474,37 @@ def test_a_frame_with_two_pieces_crossing_raises_one_absent_doubt_for_the_weaker
         assert [d for d in out if d["kind"] == "absent"] == [{"kind": "absent", "piece": "p2", "confidence": conf}]
 
 
+def test_of_two_pieces_of_one_colour_on_one_axis_the_weaker_may_not_be_there():
+    """The camera cannot tell a piece nested in or stacked on one of its colour from that piece's
+    cavity or rim boxed twice: the one fewer depth points hold up may not be there."""
+    from vision.doubts import one_colour_nest_doubts
+    from zendo.doubts import nested_inside
+
+    lower, upper = tower([Spec("p1", "green", "large"), Spec("p2", "green", "large")], (0, 0), 0)  # stacked
+    lying = flat(Spec("p3", "black", "large"), (120, 0), 30)
+    inner = replace(nested_inside(lying, "medium", "p4", against_wall=True), color="black")
+    pieces = [lower, upper, lying, inner]
+    fits = [replace(_fit(p), n_points=n) for p, n in zip(pieces, (400, 60, 300, 20))]
+    out = one_colour_nest_doubts(pieces, fits)
+    assert out == [{"kind": "absent", "piece": "p2", "confidence": 0.9, "why": "nest", "of": "p1"},
+                   {"kind": "absent", "piece": "p4", "confidence": 0.9, "why": "nest", "of": "p3"}]
+    m = judged("it contains exactly two pieces", [lying, inner], out[1:])
+    assert m.mark == "white" and m.judgment_call
+    assert describe(out[1]) == "p4 may not be a piece: read in or on p3, of its colour, it may be p3 read twice"
+
+
+def test_pieces_of_two_colours_or_a_smaller_one_on_a_larger_ones_tip_are_not_one_piece_read_twice():
+    """Another colour in the cavity is plain to see (vision.nested reads it), and a smaller piece
+    on a larger one's tip shows as a tower: neither raises the doubt."""
+    from vision.doubts import one_colour_nest_doubts
+
+    lower, upper = tower([Spec("p1", "green", "large"), Spec("p2", "blue", "large")], (0, 0), 0)
+    base, top = tower([Spec("p3", "red", "large"), Spec("p4", "red", "small")], (120, 0), 0)
+    side_a, side_b = upright(Spec("p5", "red", "large"), (-120, 0), 0), upright(Spec("p6", "red", "large"), (-90, 0), 0)
+    pieces = [lower, upper, base, top, side_a, side_b]
+    assert one_colour_nest_doubts(pieces, [_fit(p) for p in pieces]) == []
+
+
 # ----------------------------------------------------------------------------- edge
 
 

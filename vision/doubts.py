@@ -275,6 +275,43 @@ def clash_doubts(pieces: Sequence, fits) -> list[dict]:
     return out
 
 
+ONE_AXIS_DOT = 0.95  # two pieces' axes this near parallel (cos) may share one axis: see `one_colour_nest_doubts`
+ONE_AXIS_MM = 6.0  # ... with the one's origin this near the other's axis line (a lying fit errs along it)
+ONE_AXIS_ALONG_MM = 12.0  # ... and its base this near the other's along it: nested (0-13.6 mm) or stacked (5.5 mm),
+# not a smaller piece on a larger one's tip (15.2-24.9 mm: a tower, whose upper piece shows)
+
+
+def one_colour_nest_doubts(pieces: Sequence, fits) -> list[dict]:
+    """An "absent" doubt ("why": "nest", "of": the other) on the less supported (fewer depth
+    points) of two pieces of one colour read on one axis, one in or on the other (nested, or
+    stacked upright or lying): their bases within ONE_AXIS_ALONG_MM along it.
+
+    Why: the camera cannot tell a piece of a colour inside or on one of that colour from the
+    outer one's cavity or a second box on its rim, the way vision.nested refuses to read an inner
+    piece of the outer's colour; the "stacked" doubt allows the second piece that depth hides,
+    and this one allows the one piece that a second reading added. On the fresh tables 401800-
+    (session 54) a lying black large boxed twice read as a black medium nested in it, and a green
+    large with a black medium nested in it read as two green larges stacked lying, each with no
+    doubt that took the extra piece away ("exactly two pieces" marked wrong, unflagged)."""
+    n_points = {f.piece.id: f.n_points for f in fits}
+    confidence = {f.piece.id: f.confidence for f in fits}
+    out, seen = [], set()
+    for i, a in enumerate(pieces):
+        for b in pieces[i + 1:]:
+            if a.color != b.color or float(a.axis @ b.axis) < ONE_AXIS_DOT:
+                continue
+            off = b.origin - a.origin
+            along = float(off @ a.axis)
+            if np.linalg.norm(off - along * a.axis) > ONE_AXIS_MM or abs(along) > ONE_AXIS_ALONG_MM:
+                continue
+            weak, strong = sorted((a, b), key=lambda p: (n_points.get(p.id, 0), PYRAMID_SIZES[p.size].height, p.id))
+            if weak.id not in seen:
+                seen.add(weak.id)
+                out.append({"kind": "absent", "piece": weak.id, "confidence": round(confidence.get(weak.id, 0.0), 3),
+                            "why": "nest", "of": strong.id})
+    return out
+
+
 def boxes_mask(boxes: np.ndarray, shape) -> np.ndarray:
     """Image pixels of these boxes (xyxy), each grown by STONE_PAD_PX (edges, flying pixels)."""
     m = np.zeros(shape, bool)
@@ -542,7 +579,8 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     ids = {p.id for p in scene.pieces}
     stage_doubts = [d for d in stage_doubts if "piece" not in d or d["piece"] in ids]
     absent = absent_doubts(fits)
-    for more in (clash_doubts(scene.pieces, fits), double_doubts(fits, detections)):  # one per piece
+    for more in (clash_doubts(scene.pieces, fits), double_doubts(fits, detections),
+                 one_colour_nest_doubts(scene.pieces, fits)):  # one per piece
         weak = {d["piece"] for d in absent}
         absent += [d for d in more if d["piece"] not in weak]
     doubts = without_repeats(

@@ -13,7 +13,9 @@ alternative koan:
   pieces cannot both stand so, or the second of two standing pieces split from a poor lying fit
   only nearly within the pair limits, or the upper piece of a tower of one colour that a large
   piece's outline fits, "why": "one", or part of a poorly fitted piece of its colour boxed a
-  second time, "why": "double", "of": that piece); where the piece's presence
+  second time, "why": "double", "of": that piece, or one read in or on a piece of its colour on
+  one axis, which the camera cannot tell from that piece's cavity or rim, "why": "nest", "of":
+  that piece); where the piece's presence
   moved another (a tower's lower piece found by its band lifts the upper one; the two of a
   tower may be one large piece), the doubt carries that piece as it stands without it ("then");
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
@@ -165,6 +167,8 @@ def describe(d: Mapping) -> str:
             return f"{d['piece']} may not be a piece: {d['then'][0]['id']} may stand alone"
         if d.get("why") == "double":
             return f"{d['piece']} may not be a piece: it may be part of {d['of']} read twice"
+        if d.get("why") == "nest":
+            return f"{d['piece']} may not be a piece: read in or on {d['of']}, of its colour, it may be {d['of']} read twice"
         return f"{d['piece']} may not be a piece"
     if k == "covers":
         return f"something may be hidden under {d['piece']}"
