@@ -89,7 +89,7 @@ FOOT_CLEAR_MM = 6.0  # ... this far from any other piece (the lying stage's BORR
 # is where its fit is least sure (the bundled recording: a red large's foot read as a red piece under the
 # tower's yellow medium, whose band read 1 pixel)
 BAND_DOUBT_P = 0.02  # a band's runner-up colour this likely is a class doubt: a few pixels are read less
-# surely than a crop (the classifier's CLASS_DOUBT_P is 0.05; a blue band in shadow read black 0.95, blue 0.04)
+# surely than a crop (the classifier's CLASS_DOUBT_P is 0.03; a blue band in shadow read black 0.95, blue 0.04)
 
 
 @dataclass(frozen=True)
