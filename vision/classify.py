@@ -143,8 +143,8 @@ WIDE_CHANNELS = (48, 64, 128, 192, 256)  # the classifier's since session 54 (MO
 def _net(n_out: int = N_CLASSES, channels: Sequence[int] = NET_CHANNELS):
     """The crop net: five 3x3 convolutions (`channels` filters each) and three poolings over the
     48 x 48 crop, then a linear layer. Why `channels`: a wider net is the lever when the committed
-    one is near its ceiling (trained on a GPU, twice the filters read colour x size 0.3-1.0 points
-    better on every held-out set's crops, for 4 ms more a frame on a 2-core CPU); a saved net's
+    one is near its ceiling (trained on a GPU, twice the filters read colour x size 0.1-1.1 points
+    better on each of ten sets' crops, for 5-6 ms more a frame on a 2-core CPU); a saved net's
     own widths are read back from its weights (`_net_for`)."""
     import torch.nn as nn
 
