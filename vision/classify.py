@@ -598,8 +598,8 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize(device)
 
 
-def _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns, start=None, device="cpu", minutes=None,
-           channels: Sequence[int] = NET_CHANNELS) -> tuple[dict, list[dict]]:
+def _train(x, y, epochs, batch, lr, seed, val, progress, n_out, turns, start, device, minutes,
+           channels: Sequence[int]) -> tuple[dict, list[dict]]:
     import torch
 
     X = torch.from_numpy(np.ascontiguousarray(x)).to(device)  # uint8: on the CPU, no copy

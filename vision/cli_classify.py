@@ -148,9 +148,9 @@ def _channels(text: str | None, start: dict | None) -> tuple[int, ...] | None:
         widths = ()
     if len(widths) != len(NET_CHANNELS) or min(widths) < 1:
         raise UserError(f"--channels {text}: give {len(NET_CHANNELS)} filter counts, such as 48,64,128,192,256")
-    if start is not None and widths != channels_of(start):
-        have = ",".join(map(str, channels_of(start)))
-        raise UserError(f"--channels {text}: the --from net's widths are {have}")
+    have = channels_of(start) if start is not None else widths
+    if widths != have:
+        raise UserError(f"--channels {text}: the --from net's widths are {','.join(map(str, have))}")
     return widths
 
 

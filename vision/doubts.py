@@ -34,7 +34,7 @@ the held-out one.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -267,18 +267,33 @@ def clash_doubts(pieces: Sequence, fits) -> list[dict]:
     such pairs held a piece no true piece matched, 17 times the one with fewer points, and one
     (a yellow large read twice, 24 against 378 points) made the only wrong mark there with no
     doubt at all ("exactly two pieces" read three)."""
+    crossing = ((a, b) for a, b in _near(pieces) if shell_distance(a, b) <= -CLASH_MM)
+    return [_absent(weak, fits) for weak, _ in _weaker_of_each(crossing, fits)]
+
+
+def _near(pieces: Sequence) -> Iterator[tuple]:
+    """The pairs of pieces whose bounding spheres meet (`zendo.shapes.near_pairs`), as pieces."""
+    pieces = list(pieces)
+    return ((pieces[i], pieces[j]) for i, j in near_pairs(pieces, 0.0))
+
+
+def _weaker_of_each(pairs: Iterable[tuple], fits, tiebreak: Callable = lambda p: 0) -> Iterator[tuple]:
+    """(weaker, other) for each pair, the weaker having fewer depth points (then `tiebreak`, then
+    id), each piece named weaker once: the one of two readings that cannot both stand which is
+    most often read from the other's points."""
     n_points = {f.piece.id: f.n_points for f in fits}
-    confidence = {f.piece.id: f.confidence for f in fits}
-    out, seen = [], set()
-    for i, j in near_pairs(list(pieces), 0.0):
-        a, b = pieces[i], pieces[j]
-        if shell_distance(a, b) > -CLASH_MM:
-            continue
-        weak = min((a, b), key=lambda p: (n_points.get(p.id, 0), p.id))
+    seen = set()
+    for a, b in pairs:
+        weak, strong = sorted((a, b), key=lambda p: (n_points.get(p.id, 0), tiebreak(p), p.id))
         if weak.id not in seen:
             seen.add(weak.id)
-            out.append({"kind": "absent", "piece": weak.id, "confidence": round(confidence.get(weak.id, 0.0), 3)})
-    return out
+            yield weak, strong
+
+
+def _absent(piece, fits, **why) -> dict:
+    """An "absent" doubt on the piece, with its detection's confidence."""
+    confidence = next((f.confidence for f in fits if f.piece.id == piece.id), 0.0)
+    return {"kind": "absent", "piece": piece.id, "confidence": round(confidence, 3), **why}
 
 
 ONE_AXIS_DOT = 0.95  # two pieces' axes this near parallel (cos) may share one axis: see `one_colour_nest_doubts`
@@ -299,23 +314,19 @@ def one_colour_nest_doubts(pieces: Sequence, fits) -> list[dict]:
     (session 54) a lying black large boxed twice read as a black medium nested in it, and a green
     large with a black medium nested in it read as two green larges stacked lying, each with no
     doubt that took the extra piece away ("exactly two pieces" marked wrong, unflagged)."""
-    n_points = {f.piece.id: f.n_points for f in fits}
-    confidence = {f.piece.id: f.confidence for f in fits}
-    out, seen = [], set()
-    for i, a in enumerate(pieces):
-        for b in pieces[i + 1:]:
-            if a.color != b.color or float(a.axis @ b.axis) < ONE_AXIS_DOT:
-                continue
-            off = b.origin - a.origin
-            along = float(off @ a.axis)
-            if np.linalg.norm(off - along * a.axis) > ONE_AXIS_MM or abs(along) > ONE_AXIS_ALONG_MM:
-                continue
-            weak, strong = sorted((a, b), key=lambda p: (n_points.get(p.id, 0), PYRAMID_SIZES[p.size].height, p.id))
-            if weak.id not in seen:
-                seen.add(weak.id)
-                out.append({"kind": "absent", "piece": weak.id, "confidence": round(confidence.get(weak.id, 0.0), 3),
-                            "why": "nest", "of": strong.id})
-    return out
+    nests = ((a, b) for a, b in _near(pieces) if a.color == b.color and _one_axis(a, b))
+    return [_absent(weak, fits, why="nest", of=strong.id)
+            for weak, strong in _weaker_of_each(nests, fits, lambda p: PYRAMID_SIZES[p.size].height)]
+
+
+def _one_axis(a, b) -> bool:
+    """Whether b stands on a's axis, in or on a: axes near parallel, b's base near a's axis line
+    and near a's base along it (ONE_AXIS_*)."""
+    if float(a.axis @ b.axis) < ONE_AXIS_DOT:
+        return False
+    off = b.origin - a.origin
+    along = float(off @ a.axis)
+    return bool(np.linalg.norm(off - along * a.axis) <= ONE_AXIS_MM and abs(along) <= ONE_AXIS_ALONG_MM)
 
 
 def boxes_mask(boxes: np.ndarray, shape) -> np.ndarray:

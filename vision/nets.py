@@ -18,8 +18,9 @@ log = logging.getLogger(__name__)
 
 
 def load_net(weights: Path, build: Callable, missing: str, error: type[Exception]):
-    """The net `build(state_dict)` makes (it may read its shape from the saved weights), with them, in eval mode; else `error` in one line:
-    "<file>: <missing>" when there is no file, "<file>: cannot load (...)" when it is not one."""
+    """The net `build(state_dict)` makes (it may read its shape from the saved weights), with
+    those weights, in eval mode; else `error` in one line: "<file>: <missing>" when there is no
+    file, "<file>: cannot load (...)" when it is not one."""
     import torch
 
     if not weights.is_file():
