@@ -315,6 +315,14 @@ class PieceClassifier:
         """Pyramid detections get the classifier's colour x size; confident "not a piece" ones go;
         a "stone" becomes the pyramid it reads when it stands too tall for a stone or the
         pyramids' share is at least PIECE_P, and else takes the stone colour it reads."""
+        refined, verdicts, _ = self.refine_keeping_dropped(frame, table, detections, heights)
+        return refined, verdicts
+
+    def refine_keeping_dropped(self, frame, table, detections: Detections, heights=None
+                               ) -> tuple[Detections, list[Verdict | None], Detections]:
+        """`refine`, and the pyramid boxes it dropped as "not a piece", each with the pyramids'
+        share of its reading as its confidence: where that share is not small, the box may hold a
+        piece after all (vision.doubts.box_doubts)."""
         v = self.verdicts(frame, table, detections, heights)
         cls = detections.class_id.copy()
         conf = detections.confidence.copy()
@@ -339,7 +347,9 @@ class PieceClassifier:
             orient = np.array([vk.orientation if vk is not None and vk.orientation is not None
                                else (1 / N_ORIENTATIONS,) * N_ORIENTATIONS for vk in v], np.float32)
         refined = replace(detections, class_id=cls, confidence=conf, orientation=orient)[keep]
-        return refined, [vk for vk, kk in zip(v, keep) if kk]
+        dropped = replace(detections, confidence=np.array([0.0 if vk is None else vk.pyramid_p for vk in v],
+                                                          np.float32))[~keep]
+        return refined, [vk for vk, kk in zip(v, keep) if kk], dropped
 
 
 def widened(state: dict, n_out: int = N_CLASSES) -> dict:

@@ -32,6 +32,9 @@ FONT_CANDIDATES = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
 
 
 EDGE_PX = 3  # a box this near the picture's edge is cut by it
+# Boxes from here up to the detector's own threshold are kept apart as faint ones (`with_faint`):
+# a piece mostly out of view often draws no more (vision.doubts.box_doubts)
+FAINT_CONF = 0.1
 
 
 def cut_by_edge(box, shape: tuple[int, int], margin: int = EDGE_PX):
@@ -207,11 +210,23 @@ class Detector:
         self.weights = weights
 
     def __call__(self, rgb: np.ndarray) -> Detections:
+        return self._run(rgb, self.conf)
+
+    def with_faint(self, rgb: np.ndarray) -> tuple[Detections, Detections]:
+        """The detections (confidence at least `conf`) and, apart, the faint ones (FAINT_CONF up
+        to `conf`), from one run. The first are exactly what a call gives: non-maximum
+        suppression takes boxes by falling confidence, so a fainter box never suppresses a
+        surer one."""
+        d = self._run(rgb, min(FAINT_CONF, self.conf))
+        sure = d.confidence >= self.conf
+        return d[sure], d[~sure]
+
+    def _run(self, rgb: np.ndarray, conf: float) -> Detections:
         if self.direct is not None and rgb.shape[:2] == self.direct.frame_hw:
-            return self.direct(rgb, self.conf, self.iou)
+            return self.direct(rgb, conf, self.iou)
         # Ultralytics takes numpy images as BGR (OpenCV order)
         try:
-            res = self.model.predict(rgb[..., ::-1], imgsz=self.imgsz, conf=self.conf, iou=self.iou,
+            res = self.model.predict(rgb[..., ::-1], imgsz=self.imgsz, conf=conf, iou=self.iou,
                                      device=self.device, verbose=False, agnostic_nms=True, max_det=300)[0]
         except (TypeError, ValueError, AssertionError) as exc:  # a foreign weights file, a device that is not there
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__

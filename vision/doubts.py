@@ -15,7 +15,9 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
   depth alone; or a "stone" the
   classifier reads as maybe a pyramid, or whose box stands taller than a marking stone can
   (`stone_doubts`, `"seen": "stone"`): a small piece lying flat seen from above can pass for a
-  stone, and then its koan vanishes;
+  stone, and then its koan vanishes; or a box the pipeline drew but did not take (`box_doubts`):
+  a faint one cut by the picture's edge (`"seen": "faint"`: a piece mostly out of view), or one
+  the classifier dropped as no piece while still giving pyramids a share (`"seen": "dropped"`);
 - misfit: a fitted piece explains its depth poorly (RMS residual over MISFIT_RMS_MM), which on
   the tuning tables meant a piece missed there more often than not (two pieces read as one, a
   piece lying across others, a tower read short);
@@ -87,6 +89,8 @@ MISFIT_RMS_MM = 5.0
 # 3 true stones (0.25 on 5 with the nets before), and 0.243 to one of the 5 pieces boxed as stones
 # (900032: a black small lying flat), under the 0.25 that had flagged it
 STONE_PIECE_P = 0.15
+DROPPED_PIECE_P = 0.15  # a pyramid box dropped as "not a piece" with this pyramid share: see `box_doubts`
+TAKEN_SHARE = 0.3  # an untaken box this much inside a kept box or a fitted piece's outline is theirs
 
 
 def class_doubts(fits, verdicts) -> list[dict]:
@@ -486,6 +490,45 @@ def stone_doubts(scene: Scene, detections: Detections, verdicts, table_pts: np.n
     return out
 
 
+def box_doubts(scene: Scene, faint: Detections, dropped: Detections, table_pts: np.ndarray, valid: np.ndarray,
+               project: Callable[[np.ndarray], np.ndarray], kept: Detections) -> list[dict]:
+    """A "missed" doubt at each box the pipeline drew but did not take, where no kept box nor
+    fitted piece's outline holds it (TAKEN_SHARE): a faint pyramid box (vision.detect.FAINT_CONF
+    up to the detector's threshold) cut by the picture's edge (`"seen": "faint"`), and a pyramid
+    box the classifier dropped as "not a piece" while giving pyramids DROPPED_PIECE_P or more
+    (`"seen": "dropped"`); each with that confidence or share as "p".
+
+    Why: a koan whose only piece in view shows a sliver at the picture's edge, or one piece on a
+    table of its own colour, vanished whole, and every rule's mark of it was wrong with no flag
+    (fresh tables 401200-401799, where 45 of the 58 unflagged wrong marks were three such koans:
+    a yellow small's sliver boxed at 0.21, a black small on a dark table that the classifier gave
+    pyramids 0.19 of). On the tuning tables (900000-, 920000-, 930000-) faint pyramid boxes at the
+    edge that no sure box overlaps are mostly pieces: 10 of 13 from 0.1 (13 of 20 from 0.05); on
+    their crops the classifier dropped 47 boxes, 4 of them with pyramids over 0.15, none a piece
+    (session 54)."""
+    shape = valid.shape
+    untaken = [(b, float(c), "faint") for b, c in zip(faint.xyxy[faint.is_pyramid], faint.confidence[faint.is_pyramid])
+               if cut_by_edge(b, shape, EDGE_PX)]
+    untaken += [(b, float(c), "dropped") for b, c in zip(dropped.xyxy[dropped.is_pyramid],
+                                                         dropped.confidence[dropped.is_pyramid])
+                if c >= DROPPED_PIECE_P]
+    if not untaken:
+        return []
+    taken = np.concatenate([kept.xyxy.reshape(-1, 4)] + [np.concatenate([uv.min(axis=0), uv.max(axis=0)])[None]
+                                                        for uv in (project(p.vertices) for p in scene.pieces)])
+    h, w = shape
+    out = []
+    for b, p, seen in untaken:
+        if (share_inside(b, taken) >= TAKEN_SHARE).any():
+            continue
+        x0, y0 = max(0, int(np.floor(b[0]))), max(0, int(np.floor(b[1])))
+        x1, y1 = min(w, int(np.ceil(b[2]))), min(h, int(np.ceil(b[3])))
+        pix = np.argwhere(valid[y0:y1, x0:x1]) + (y0, x0)
+        if len(pix) >= 5:
+            out.append(_missed(table_pts, pix, seen=seen, p=round(p, 3)))
+    return out
+
+
 def _edge_strips(shape: tuple[int, int]) -> list[tuple[slice, slice]]:
     """The picture's edge band, EDGE_BAND_PX deep, as four strips (the corners in the top and
     bottom ones)."""
@@ -587,12 +630,14 @@ def edge_doubts(scene: Scene, project: Callable[[np.ndarray], np.ndarray], shape
 
 def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts, table_pts: np.ndarray,
                  valid: np.ndarray, project: Callable[[np.ndarray], np.ndarray], rgb: np.ndarray | None = None,
-                 stage_doubts: Sequence[dict] = ()) -> list[dict]:
+                 stage_doubts: Sequence[dict] = (),
+                 untaken: tuple[Detections, Detections] = (Detections.empty(), Detections.empty())) -> list[dict]:
     """Every doubt about one perceived frame, as plain dicts (zendo.doubts). `project`: table
     millimetres -> image pixels (where the picture ends, for the edge doubt); `rgb`: the colour
     image (slivers of a piece at the picture's edge); `stage_doubts`: those the towers, unboxed
     and colour-check stages raised, less those on a piece a later stage dropped (crossing,
-    unseeable): they would name a piece the Master cannot see."""
+    unseeable): they would name a piece the Master cannot see; `untaken`: the detector's faint
+    boxes and the boxes the classifier dropped (`box_doubts`)."""
     ids = {p.id for p in scene.pieces}
     stage_doubts = [d for d in stage_doubts if "piece" not in d or d["piece"] in ids]
     absent = absent_doubts(fits)
@@ -605,6 +650,7 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         + misfit_doubts(fits)
         + orientation_doubts(fits, detections)
         + missed_doubts(scene, detections, table_pts, valid, rgb) + stone_doubts(scene, detections, verdicts, table_pts, valid)
+        + box_doubts(scene, *untaken, table_pts, valid, project, detections)
         + edge_doubts(scene, project, valid.shape)
         + joined(scene.pieces) + held(scene.pieces) + list(stage_doubts))
     return with_their_doubts(doubts + lying_stack_doubts(scene.pieces, doubts))

@@ -545,7 +545,10 @@ class Pipeline:
             self.calibration, _ = fit_table(frame)
         watch.lap("calibrate")
         table = self.table()
-        det = self.detector(frame.color)
+        if hasattr(self.detector, "with_faint"):  # a plain callable (a test's stand-in) draws no faint boxes
+            det, faint = self.detector.with_faint(frame.color)
+        else:
+            det, faint = self.detector(frame.color), Detections.empty()
         watch.lap("detect")
         verdicts = None
         heights = height_map(frame, table)  # every stage below reads it: computed once
@@ -554,10 +557,12 @@ class Pipeline:
         if hands is not None:  # nothing on a hand is a piece: its pixels unread, its boxes dropped
             heights = off_hands(heights, hands)
             det = det[~boxes_on_hands(det.xyxy, hands)]
+            faint = faint[~boxes_on_hands(faint.xyxy, hands)]
         watch.lap("hands")
         project = self.projector(frame.intrinsics)
+        dropped = Detections.empty()
         if self.classifier is not None:
-            det, verdicts = self.classifier.refine(frame, table, det, heights)
+            det, verdicts, dropped = self.classifier.refine_keeping_dropped(frame, table, det, heights)
             watch.lap("classify")
         scene, fits = estimate_poses(frame, det, table, self.pose_cfg, heights)
         watch.lap("pose")
@@ -613,7 +618,8 @@ class Pipeline:
             watch.lap("crossing")
         if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
             stage_doubts += lying_small_stacks(frame, scene, up, table)
-        scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color)
+        scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color,
+                                  (faint, dropped))
         if hands is not None:  # the tracker holds what they hide (Tracker.update)
             perception = {**scene.extra.get("perception", {}), "hands": hands.to_dict()}
             scene = Scene(scene.pieces, scene.stones, {**scene.extra, "perception": perception})
@@ -627,11 +633,12 @@ class Pipeline:
 
     @staticmethod
     def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stage_doubts: list[dict],
-                     project, rgb: np.ndarray) -> Scene:
+                     project, rgb: np.ndarray, untaken: tuple[Detections, Detections]) -> Scene:
         """The frame's scene with its doubts (vision/doubts.py, and the towers and unboxed stages')
-        in its perception block."""
+        in its perception block. `untaken`: the detector's faint boxes and those the classifier
+        dropped."""
         pts, valid = heights
-        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid, project, rgb, stage_doubts)
+        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid, project, rgb, stage_doubts, untaken)
         perception = {**scene.extra.get("perception", {}), "doubts": doubts}
         return replace(scene, extra={**scene.extra, "perception": perception})
 
