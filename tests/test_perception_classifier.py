@@ -397,3 +397,21 @@ def test_train_classifier_trains_the_widths_asked_for(tmp_path):
 def test_train_classifier_names_widths_it_cannot_train_in_one_line(tmp_path, extra, says):
     res = CliRunner().invoke(main, ["train-classifier", "--crops", str(random_crop_set(tmp_path)), *extra])
     assert res.exit_code != 0 and says in res.output and "Traceback" not in res.output
+
+
+
+def test_refine_keeps_the_boxes_it_dropped_with_the_pyramids_share_of_their_reading():
+    """What the classifier drops as "not a piece" may still be one (vision.doubts.box_doubts):
+    the box comes back apart, its confidence the pyramids' share of the reading."""
+    frame, table = frame_and_table()
+    det = Detections(np.array([[300, 200, 340, 240], [100, 100, 120, 120]], np.float32),
+                     np.array([CLASS_ID["black_small"], CLASS_ID["red_medium"]]), np.array([0.3, 0.9], np.float32))
+    p = np.full(N_CLASSES, 0.05 / (N_CLASSES - 2))
+    p[BACKGROUND], p[CLASS_ID["black_small"]] = 0.75, 0.2
+    clf = classifier_saying(CLASS_ID["red_medium"], CLASS_ID["red_medium"])
+    clf.net = FixedNet([np.log(p).tolist(), clf.net.rows[1].tolist()])
+    out, verdicts, dropped = clf.refine_keeping_dropped(frame, table, det)
+    assert out.class_name == ["red_medium"] and len(verdicts) == 1
+    assert len(dropped) == 1 and dropped.xyxy[0].tolist() == [300, 200, 340, 240]
+    assert dropped.confidence[0] == pytest.approx(p[:BACKGROUND].sum(), abs=1e-3)
+    assert clf.refine(frame, table, det)[0].class_name == out.class_name

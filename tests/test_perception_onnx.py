@@ -50,6 +50,20 @@ def test_the_onnx_copy_finds_the_same_boxes_as_the_weights(frame_rgb):
     assert np.abs(torch_det.confidence[order_t] - onnx_det.confidence[order_o]).max() < 1e-3
 
 
+@pytest.mark.parametrize("runtime", ["onnx", "torch"])
+def test_the_faint_boxes_come_apart_from_the_very_boxes_a_plain_call_gives(frame_rgb, runtime):
+    """vision.doubts.box_doubts reads the faint ones; nothing else may change."""
+    from vision.detect import FAINT_CONF
+
+    det = Detector(device="cpu", runtime=runtime, conf=0.9)  # high, so that some boxes fall under it
+    sure, faint = det.with_faint(frame_rgb)
+    plain = det(frame_rgb)
+    assert len(faint) >= 1 and len(sure) == len(plain)
+    assert (sure.xyxy == plain.xyxy).all() and (sure.class_id == plain.class_id).all()
+    assert (sure.confidence == plain.confidence).all()
+    assert ((faint.confidence >= FAINT_CONF - 1e-6) & (faint.confidence < 0.9)).all()
+
+
 def test_a_copy_exported_from_other_weights_is_never_run(tmp_path):
     shutil.copyfile(DEFAULT_WEIGHTS, tmp_path / "w.pt")
     shutil.copyfile(DEFAULT_WEIGHTS.with_suffix(".onnx"), tmp_path / "w.onnx")

@@ -16,8 +16,9 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
   classifier reads as maybe a pyramid, or whose box stands taller than a marking stone can
   (`stone_doubts`, `"seen": "stone"`): a small piece lying flat seen from above can pass for a
   stone, and then its koan vanishes; or a box the pipeline drew but did not take (`box_doubts`):
-  a faint one cut by the picture's edge (`"seen": "faint"`: a piece mostly out of view), or one
-  the classifier dropped as no piece while still giving pyramids a share (`"seen": "dropped"`);
+  a faint one (`"seen": "faint"`; where the picture's edge cuts it, a piece mostly out of view),
+  or one the classifier dropped as no piece while still giving pyramids a share (`"seen":
+  "dropped"`);
 - misfit: a fitted piece explains its depth poorly (RMS residual over MISFIT_RMS_MM), which on
   the tuning tables meant a piece missed there more often than not (two pieces read as one, a
   piece lying across others, a tower read short);
@@ -50,7 +51,7 @@ from zendo.shapes import near_pairs, shell_distance
 from .classes import PYRAMID_CLASSES
 from .classify import STONE_TALL_MM
 from .colors import TABLE_MM
-from .detect import EDGE_PX, Detections, cut_by_edge, share_inside
+from .detect import EDGE_PX, FAINT_CONF, Detections, cut_by_edge, share_inside
 from .pose import ON_TABLE_MM, signed_distances
 from .rest import lies_on_table
 
@@ -90,6 +91,7 @@ MISFIT_RMS_MM = 5.0
 # (900032: a black small lying flat), under the 0.25 that had flagged it
 STONE_PIECE_P = 0.15
 DROPPED_PIECE_P = 0.15  # a pyramid box dropped as "not a piece" with this pyramid share: see `box_doubts`
+INNER_FAINT_CONF = 0.15  # a faint box inside the picture this sure (FAINT_CONF at its edge): see `box_doubts`
 TAKEN_SHARE = 0.3  # an untaken box this much inside a kept box or a fitted piece's outline is theirs
 
 
@@ -493,39 +495,41 @@ def stone_doubts(scene: Scene, detections: Detections, verdicts, table_pts: np.n
 def box_doubts(scene: Scene, faint: Detections, dropped: Detections, table_pts: np.ndarray, valid: np.ndarray,
                project: Callable[[np.ndarray], np.ndarray], kept: Detections) -> list[dict]:
     """A "missed" doubt at each box the pipeline drew but did not take, where no kept box nor
-    fitted piece's outline holds it (TAKEN_SHARE): a faint pyramid box (vision.detect.FAINT_CONF
-    up to the detector's threshold) cut by the picture's edge (`"seen": "faint"`), and a pyramid
-    box the classifier dropped as "not a piece" while giving pyramids DROPPED_PIECE_P or more
-    (`"seen": "dropped"`); each with that confidence or share as "p".
+    fitted piece's outline holds TAKEN_SHARE of it: a faint pyramid box (`"seen": "faint"`), from
+    vision.detect.FAINT_CONF where the picture's edge cuts it (`"edge": true`) and from
+    INNER_FAINT_CONF elsewhere, up to the detector's threshold; and a pyramid box the classifier
+    dropped as "not a piece" while giving pyramids DROPPED_PIECE_P or more (`"seen": "dropped"`);
+    each with that confidence or share as "p".
 
     Why: a koan whose only piece in view shows a sliver at the picture's edge, or one piece on a
     table of its own colour, vanished whole, and every rule's mark of it was wrong with no flag
     (fresh tables 401200-401799, where 45 of the 58 unflagged wrong marks were three such koans:
     a yellow small's sliver boxed at 0.21, a black small on a dark table that the classifier gave
-    pyramids 0.19 of). On the tuning tables (900000-, 920000-, 930000-) faint pyramid boxes at the
-    edge that no sure box overlaps are mostly pieces: 10 of 13 from 0.1 (13 of 20 from 0.05); on
-    their crops the classifier dropped 47 boxes, 4 of them with pyramids over 0.15, none a piece
-    (session 54)."""
+    pyramids 0.19 of). On the five tuning sets (300 tables) the faint pyramid boxes left untaken
+    were mostly pieces: at the edge 16 of 24 from 0.1 (23 of 37 from 0.05), inside the picture 7
+    of 10 from 0.15 (9 of 37 from 0.05); the classifier dropped 3 boxes with pyramids over 0.05
+    that nothing else took, none over 0.15 and none a piece."""
     shape = valid.shape
-    untaken = [(b, float(c), "faint") for b, c in zip(faint.xyxy[faint.is_pyramid], faint.confidence[faint.is_pyramid])
-               if cut_by_edge(b, shape, EDGE_PX)]
-    untaken += [(b, float(c), "dropped") for b, c in zip(dropped.xyxy[dropped.is_pyramid],
-                                                         dropped.confidence[dropped.is_pyramid])
-                if c >= DROPPED_PIECE_P]
+    edge = cut_by_edge(faint.xyxy, shape, EDGE_PX)
+    sure_enough = faint.is_pyramid & (faint.confidence >= np.where(edge, FAINT_CONF, INNER_FAINT_CONF))
+    untaken = [(b, float(c), {"seen": "faint", "edge": bool(e)})
+               for b, c, e in zip(faint.xyxy[sure_enough], faint.confidence[sure_enough], edge[sure_enough])]
+    unsure = dropped.is_pyramid & (dropped.confidence >= DROPPED_PIECE_P)
+    untaken += [(b, float(c), {"seen": "dropped"}) for b, c in zip(dropped.xyxy[unsure], dropped.confidence[unsure])]
     if not untaken:
         return []
     taken = np.concatenate([kept.xyxy.reshape(-1, 4)] + [np.concatenate([uv.min(axis=0), uv.max(axis=0)])[None]
                                                         for uv in (project(p.vertices) for p in scene.pieces)])
     h, w = shape
     out = []
-    for b, p, seen in untaken:
+    for b, p, what in untaken:
         if (share_inside(b, taken) >= TAKEN_SHARE).any():
             continue
         x0, y0 = max(0, int(np.floor(b[0]))), max(0, int(np.floor(b[1])))
         x1, y1 = min(w, int(np.ceil(b[2]))), min(h, int(np.ceil(b[3])))
         pix = np.argwhere(valid[y0:y1, x0:x1]) + (y0, x0)
         if len(pix) >= 5:
-            out.append(_missed(table_pts, pix, seen=seen, p=round(p, 3)))
+            out.append(_missed(table_pts, pix, **what, p=round(p, 3)))
     return out
 
 

@@ -27,8 +27,9 @@ alternative koan:
   the lying one is nested in (`around`); a sliver of colour at the picture's edge ("seen":
   "colour") is the near end of a piece mostly out of view, so that piece may also stand or lie
   by the koan's piece nearest it as an edge doubt's unseen neighbour does (`beyond`); so may one
-  where the detector drew a faint box cut by the picture's edge ("seen": "faint"); and a piece
-  may stand where the classifier read a box as no piece, but not surely ("seen": "dropped");
+  where the detector drew a faint box cut by the picture's edge ("seen": "faint", "edge": true);
+  and a piece may stand where the detector drew a faint box inside the picture, or where the
+  classifier read a box as no piece, but not surely ("seen": "dropped");
 - "unboxed": a piece found in depth alone (no detection boxed it), so it may be any piece
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
@@ -217,9 +218,11 @@ def describe(d: Mapping) -> str:
     if d.get("seen") == "colour":
         return (f"a piece's colour shows at the picture's edge by ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: "
                 "a piece may stand there, mostly out of view")
-    if d.get("seen") == "faint":
+    if d.get("seen") == "faint" and d.get("edge"):
         return (f"the detector half-saw a piece at the picture's edge by ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: "
                 "a piece may stand there, mostly out of view")
+    if d.get("seen") == "faint":
+        return f"the detector half-saw a piece at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: a piece may stand there"
     if d.get("seen") == "dropped":
         return (f"what stands at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm was read as no piece, "
                 "but not surely: a piece may stand there")
@@ -364,7 +367,8 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             extra += [q for c in RAINBOW_COLORS for q in turned(Piece(pid, c, "small", (x, y, 0.0)), "flat")]
         for q in extra:
             yield list(pieces) + [q]
-        if doubt.get("seen") in ("colour", "faint") and pieces:  # mostly out of view: by its koan, as an edge doubt's
+        out_of_view = doubt.get("seen") == "colour" or (doubt.get("seen") == "faint" and doubt.get("edge"))
+        if out_of_view and pieces:  # mostly out of view: by its koan, as an edge doubt's
             yield from _plus_one_of_each_colour(pieces, _beyond_sliver(pieces, (x, y)))
         if kind == "missed":  # the part of a piece showing round one lying nested in it
             yield from _plus_one_of_each_colour(pieces, (o for p in pieces for o in _outers_near(p, pid, (x, y))))
