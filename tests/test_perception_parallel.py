@@ -83,6 +83,23 @@ def test_zendo_perceive_with_workers_prints_the_table_it_prints_without():
     assert json.loads(alone.output) == json.loads(shared.output)
 
 
+def test_python_m_zendo_cli_with_workers_runs_as_the_zendo_command_does():
+    """`python -m zendo.cli`: each spawned worker runs zendo/cli.py again as `__mp_main__`, and
+    until session 55 that registered the subcommands from there, a circular import that ended
+    every worker ("a perception worker ended before its frames were read")."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from vision.frames import DEMO_TABLE
+
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, "-m", "zendo.cli", "perceive", str(DEMO_TABLE), "--device", "cpu",
+                          "--frames", "2", "--workers", "2"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout)["format"] == "zendo-scene/1"
+
+
 def test_zendo_eval_with_workers_scores_what_it_scores_alone(tmp_path):
     """Tables are independent: read and scored by two workers, every figure is the same (the
     latencies apart, which workers sharing the cores stretch)."""

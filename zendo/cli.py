@@ -107,5 +107,8 @@ if __name__ == "__main__":  # pragma: no cover - `python -m zendo.cli`: use the 
     from zendo.cli import main as _main
 
     sys.exit(_main())
-else:
+elif __name__ == "zendo.cli":
+    # Only as itself: a worker process that `python -m zendo.cli --workers N` spawns runs this file
+    # again as `__mp_main__`, and registering from there imported the plugins while they were
+    # still importing this module (a circular import that ended every worker).
     _register_plugins()
