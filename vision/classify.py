@@ -145,7 +145,7 @@ def _net(n_out: int = N_CLASSES, channels: Sequence[int] = NET_CHANNELS):
     48 x 48 crop, then a linear layer. Why `channels`: a wider net is the lever when the committed
     one is near its ceiling (trained on a GPU, twice the filters read colour x size 0.1-1.1 points
     better on each of ten sets' crops, for 5-6 ms more a frame on a 2-core CPU); a saved net's
-    own widths are read back from its weights (`_net_for`)."""
+    own widths are read back from its weights (`channels_of`)."""
     import torch.nn as nn
 
     def block(a, b):
@@ -165,11 +165,6 @@ def channels_of(state: Mapping) -> tuple[int, ...]:
     """A saved crop net's filters per convolution, read from its weights."""
     convs = tuple(int(v.shape[0]) for v in state.values() if getattr(v, "ndim", 0) == 4)
     return convs if len(convs) == len(NET_CHANNELS) else NET_CHANNELS
-
-
-def _net_for(state: Mapping, n_out: int):
-    """The crop net a saved state dict fits."""
-    return _net(n_out, channels_of(state))
 
 
 def to_tensor(x: np.ndarray):
@@ -390,7 +385,7 @@ def load_start(weights: Path, n_out: int, what: str, how: str) -> dict:
 
 def _load_net(weights: Path, n_out: int, what: str, how: str):
     """A saved net in eval mode, or a one-line ClassifierError naming the file."""
-    return load_net(weights, lambda state: _net_for(state, n_out), f"no {what} weights (train them with `{how}`)", ClassifierError)
+    return load_net(weights, lambda state: _net(n_out, channels_of(state)), f"no {what} weights (train them with `{how}`)", ClassifierError)
 
 
 @contextmanager

@@ -511,27 +511,26 @@ def box_doubts(scene: Scene, faint: Detections, dropped: Detections, table_pts: 
     from 0.05. The classifier dropped 3 boxes with pyramids over 0.05 that nothing else took, none
     over 0.15 and none a piece (0.15 as for a stone, STONE_PIECE_P). The right marks flagged on
     those sets stayed 44.40-47.92 % (one set +0.08 points)."""
-    shape = valid.shape
-    edge = cut_by_edge(faint.xyxy, shape, EDGE_PX)
+    edge = cut_by_edge(faint.xyxy, valid.shape, EDGE_PX)
     sure_enough = faint.is_pyramid & (faint.confidence >= np.where(edge, FAINT_CONF, INNER_FAINT_CONF))
-    untaken = [(b, float(c), {"seen": "faint", "edge": bool(e)})
-               for b, c, e in zip(faint.xyxy[sure_enough], faint.confidence[sure_enough], edge[sure_enough])]
     unsure = dropped.is_pyramid & (dropped.confidence >= DROPPED_PIECE_P)
-    untaken += [(b, float(c), {"seen": "dropped"}) for b, c in zip(dropped.xyxy[unsure], dropped.confidence[unsure])]
-    if not untaken:
+    boxes = Detections.merge([faint[sure_enough], dropped[unsure]])
+    if not len(boxes):
         return []
-    taken = np.concatenate([kept.xyxy.reshape(-1, 4)] + [np.concatenate([uv.min(axis=0), uv.max(axis=0)])[None]
-                                                        for uv in (project(p.vertices) for p in scene.pieces)])
-    h, w = shape
+    seen = [{"seen": "faint", "edge": bool(e)} for e in edge[sure_enough]] + [{"seen": "dropped"}] * int(unsure.sum())
+    outlines = [project(p.vertices) for p in scene.pieces]
+    taken = np.concatenate([kept.xyxy.reshape(-1, 4)] + [np.hstack([uv.min(axis=0), uv.max(axis=0)])[None] for uv in outlines])
+    h, w = valid.shape
     out = []
-    for b, p, what in untaken:
-        if (share_inside(b, taken) >= TAKEN_SHARE).any():
+    for (x0, y0, x1, y1), p, what in zip(boxes.xyxy, boxes.confidence, seen):
+        if (share_inside((x0, y0, x1, y1), taken) >= TAKEN_SHARE).any():
             continue
-        x0, y0 = max(0, int(np.floor(b[0]))), max(0, int(np.floor(b[1])))
-        x1, y1 = min(w, int(np.ceil(b[2]))), min(h, int(np.ceil(b[3])))
+        # every pixel the box touches (floor, ceil): a sliver at the edge is a few rows deep
+        x0, y0 = max(0, int(np.floor(x0))), max(0, int(np.floor(y0)))
+        x1, y1 = min(w, int(np.ceil(x1))), min(h, int(np.ceil(y1)))
         pix = np.argwhere(valid[y0:y1, x0:x1]) + (y0, x0)
         if len(pix) >= 5:
-            out.append(_missed(table_pts, pix, **what, p=round(p, 3)))
+            out.append(_missed(table_pts, pix, **what, p=round(float(p), 3)))
     return out
 
 
