@@ -1232,6 +1232,109 @@ def test_a_dark_patch_lying_flat_at_the_edge_is_no_doubt():
     assert missed_doubts(Scene(), Detections.empty(), pts, valid, rgb) == []
 
 
+_LONE_SMALL = Scene(pieces=(Piece("p1", "blue", "small", (60.0, 60.0, 0.0)),))
+
+
+def _beside_a_piece(patch_at: tuple[int, int], rise_mm: float, side: int = 5, rgb_patch=(200, 30, 30)):
+    """A grey table seen straight down (1 px per mm, so a point's x, y are its column and row), a
+    blue small fitted upright at (60, 60), and a square patch of colour (rows, columns from
+    `patch_at`, `side` pixels) standing `rise_mm` above the table."""
+    rng = np.random.default_rng(0)
+    pts = np.zeros((120, 160, 3), np.float32)
+    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts[..., 2] = rng.normal(0.0, 0.3, (120, 160))
+    rgb = np.clip(rng.normal(110, 3, (120, 160, 3)), 0, 255).astype(np.uint8)
+    scene = _LONE_SMALL
+    ys, xs = np.nonzero(outlines_mask_of(scene))
+    rgb[ys, xs] = (40, 60, 190)
+    pts[ys, xs, 2] = 10.0
+    r, c = patch_at
+    rgb[r:r + side, c:c + side] = rgb_patch
+    pts[r:r + side, c:c + side, 2] = rise_mm
+    return scene, rgb, pts, np.ones((120, 160), bool)
+
+
+def _straight_down(points_mm: np.ndarray) -> np.ndarray:
+    return np.atleast_2d(np.asarray(points_mm, float))[:, :2]
+
+
+def outlines_mask_of(scene: Scene) -> np.ndarray:
+    from vision.doubts import outlines_mask
+
+    return outlines_mask(scene, _straight_down, (120, 160))
+
+
+def _beside(scene: Scene, gap_px: int) -> tuple[int, int]:
+    """The row and column of a 5-pixel patch whose left side is `gap_px` right of the outline."""
+    ys, xs = np.nonzero(outlines_mask_of(scene))
+    return 58, int(xs.max()) + 1 + gap_px
+
+
+def test_a_patch_of_colour_standing_beside_a_fitted_piece_is_a_missed_doubt():
+    """A small piece half hidden by a neighbour is boxed with it, and its depth is within reach of
+    the neighbour's solid: its colour beside the neighbour's outline tells it (fresh 401892: two
+    blue smalls 12 mm apart read as one)."""
+    from vision.detect import Detections
+    from vision.doubts import MISSED_HEIGHT_MM, MISSED_MIN_PX, RESIDUE_MIN_PX, RESIDUE_RIM_PX, missed_doubts
+
+    assert RESIDUE_MIN_PX <= 25 < MISSED_MIN_PX  # too small for the depth doubt
+    r, c = _beside(_LONE_SMALL, RESIDUE_RIM_PX + 2)
+    scene, rgb, pts, valid = _beside_a_piece((r, c), rise_mm=MISSED_HEIGHT_MM + 3)
+    assert missed_doubts(scene, Detections.empty(), pts, valid, rgb) == []  # without outlines, not looked for
+    (d,) = missed_doubts(scene, Detections.empty(), pts, valid, rgb, _straight_down)
+    assert d["kind"] == "missed" and d["seen"] == "residue"
+    assert RESIDUE_MIN_PX <= d["pixels"] <= 25  # the colour's median blur rounds the patch's corners
+    assert c <= d["at"][0] < c + 5 and r <= d["at"][1] < r + 5
+    assert "colour" in describe(d) and "beside" in describe(d)
+
+
+def test_a_patch_of_colour_lying_flat_beside_a_piece_is_no_doubt():
+    """A table's pattern, or a shadow's tint, lies on the table."""
+    from vision.detect import Detections
+    from vision.doubts import MISSED_HEIGHT_MM, RESIDUE_RIM_PX, residue_blobs
+
+    scene, rgb, pts, valid = _beside_a_piece(_beside(_LONE_SMALL, RESIDUE_RIM_PX + 2), rise_mm=MISSED_HEIGHT_MM - 2)
+    assert residue_blobs(rgb, scene, Detections.empty(), pts, valid, _straight_down) == []
+
+
+def test_colour_on_a_pieces_rim_is_its_own():
+    """A pixel or two round a fitted outline is the piece's own blur and pose error."""
+    from vision.detect import Detections
+    from vision.doubts import MISSED_HEIGHT_MM, RESIDUE_RIM_PX, residue_blobs
+
+    scene, rgb, pts, valid = _beside_a_piece(_beside(_LONE_SMALL, 0), rise_mm=MISSED_HEIGHT_MM + 3, side=RESIDUE_RIM_PX + 2)
+    assert residue_blobs(rgb, scene, Detections.empty(), pts, valid, _straight_down) == []
+
+
+def test_colour_far_from_every_fitted_piece_is_left_to_depth():
+    """Beyond RESIDUE_RING_PX of every outline the residue is not read: the depth doubt and the
+    detector answer there, and the table's colour round a piece is only measured near it."""
+    from vision.detect import Detections
+    from vision.doubts import MISSED_HEIGHT_MM, RESIDUE_RING_PX, residue_blobs
+
+    scene, rgb, pts, valid = _beside_a_piece(_beside(_LONE_SMALL, RESIDUE_RING_PX + 5), rise_mm=MISSED_HEIGHT_MM + 3)
+    assert residue_blobs(rgb, scene, Detections.empty(), pts, valid, _straight_down) == []
+
+
+def test_colour_in_a_stones_box_beside_a_piece_is_the_stone():
+    from vision.detect import Detections
+    from vision.doubts import MISSED_HEIGHT_MM, RESIDUE_RIM_PX, residue_blobs
+
+    r, c = _beside(_LONE_SMALL, RESIDUE_RIM_PX + 2)
+    scene, rgb, pts, valid = _beside_a_piece((r, c), rise_mm=MISSED_HEIGHT_MM + 3)
+    stone = Detections.empty().plus(np.array([c, r, c + 4, r + 4], np.float32), "stone_white", 0.9)
+    assert residue_blobs(rgb, scene, stone, pts, valid, _straight_down) == []
+
+
+def test_a_patch_the_depth_doubt_already_has_is_not_said_twice():
+    from vision.detect import Detections
+    from vision.doubts import MISSED_HEIGHT_MM, RESIDUE_RIM_PX, missed_doubts
+
+    scene, rgb, pts, valid = _beside_a_piece(_beside(_LONE_SMALL, RESIDUE_RIM_PX + 2), rise_mm=MISSED_HEIGHT_MM + 3, side=9)
+    (d,) = missed_doubts(scene, Detections.empty(), pts, valid, rgb, _straight_down)
+    assert "seen" not in d and d["pixels"] == 81
+
+
 def test_a_patch_of_the_tables_own_pattern_at_the_edge_lying_flat_is_no_doubt():
     from vision.detect import Detections
     from vision.doubts import edge_color_blobs

@@ -18,7 +18,9 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
   stone, and then its koan vanishes; or a box the pipeline drew but did not take (`box_doubts`):
   a faint one (`"seen": "faint"`; where the picture's edge cuts it, a piece mostly out of view),
   or one the classifier dropped as no piece while still giving pyramids a share (`"seen":
-  "dropped"`);
+  "dropped"`); or a patch of colour beside a fitted piece, unlike the table's around it, that
+  stands up in depth and that no fitted piece's projected outline explains (`residue_blobs`,
+  `"seen": "residue"`): a piece half hidden by a neighbour that the detector boxed with it;
 - misfit: a fitted piece explains its depth poorly (RMS residual over MISFIT_RMS_MM), which on
   the tuning tables meant a piece missed there more often than not (two pieces read as one, a
   piece lying across others, a tower read short);
@@ -93,6 +95,12 @@ STONE_PIECE_P = 0.15
 DROPPED_PIECE_P = 0.15  # a pyramid box dropped as "not a piece" with this pyramid share: see `box_doubts`
 INNER_FAINT_CONF = 0.15  # a faint box inside the picture this sure (at its edge, any): see `box_doubts`
 TAKEN_SHARE = 0.3  # an untaken box this much inside a kept box or a fitted piece's outline is theirs
+# a patch of colour beside a fitted piece (`residue_blobs`), set on the tuning tables: 15 px (after
+# a 3 x 3 opening) standing over MISSED_HEIGHT_MM; the table's colour is read this far round each
+# piece's outline; a pixel this near an outline is its rim (blur, a pixel of pose error)
+RESIDUE_MIN_PX = 15
+RESIDUE_RING_PX = 10
+RESIDUE_RIM_PX = 2
 
 
 def class_doubts(fits, verdicts) -> list[dict]:
@@ -446,13 +454,19 @@ def _missed(table_pts: np.ndarray, pix: np.ndarray, **more) -> dict:
 
 
 def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray,
-                  rgb: np.ndarray | None = None) -> list[dict]:
+                  rgb: np.ndarray | None = None, project: Callable[[np.ndarray], np.ndarray] | None = None
+                  ) -> list[dict]:
     """Blobs of unexplained above-table depth, each as a place an unseen piece may stand; with
-    the colour image, also slivers of a piece's colour at the picture's edge (`"seen": "colour"`)."""
-    out = [_missed(table_pts, pix) for pix in unexplained_blobs(scene, detections, table_pts, valid, thin=True)]
+    the colour image, also slivers of a piece's colour at the picture's edge (`"seen": "colour"`)
+    and, with `project` too, patches of colour beside fitted pieces (`"seen": "residue"`)."""
+    depth = unexplained_blobs(scene, detections, table_pts, valid, thin=True)
+    out = [_missed(table_pts, pix) for pix in depth]
     if rgb is not None:
         out += [_missed(table_pts, pix, seen="colour")
                 for pix in edge_color_blobs(rgb, scene, detections, table_pts, valid)]
+        if project is not None:
+            out += [_missed(table_pts, pix, seen="residue")
+                    for pix in residue_blobs(rgb, scene, detections, table_pts, valid, project, depth)]
     return out
 
 
@@ -597,6 +611,67 @@ def edge_color_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, tabl
     return [pix for pix in slivers if _rise_mm(pix, z, near & ~odd) >= EDGE_RISE_MM]
 
 
+def outlines_mask(scene: Scene, project: Callable[[np.ndarray], np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+    """The image pixels inside some fitted piece's projected outline (the hull of its corners)."""
+    import cv2
+
+    m = np.zeros(shape, np.uint8)
+    for p in scene.pieces:
+        cv2.fillConvexPoly(m, cv2.convexHull(np.round(project(p.vertices) * 4).astype(np.int32)), 1, shift=2)
+    return m.astype(bool)
+
+
+def residue_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray,
+                  project: Callable[[np.ndarray], np.ndarray], depth_blobs: Sequence[np.ndarray] = ()
+                  ) -> list[np.ndarray]:
+    """Patches of colour within RESIDUE_RING_PX of a fitted piece's outline, outside every outline
+    (and its rim) and every stone's box, whose Lab a*b* is far from the table's around that piece
+    (as `_off_table_colour` measures it), at least RESIDUE_MIN_PX after a 3 x 3 opening and
+    standing over MISSED_HEIGHT_MM (their 90th percentile): each as its pixels, less those a blob
+    of `depth_blobs` (the depth "missed" doubt's) already has.
+
+    Why: a small piece half hidden by a neighbour is often boxed with it, and its depth lies
+    within EXPLAINED_MM of the neighbour's solid, so neither the detector nor depth alone tells
+    it; its colour beside the neighbour's outline does (fresh 401892: two blue smalls 12 mm apart
+    read as one, 3 marks wrong and unflagged). Tuning tables (900000-, 920000-, 930000-, 980000-,
+    990000-, 300 tables): of 39 such patches standing over 5 mm, 32 were pieces the pipeline
+    missed and 7 pieces it had fitted a little off; without the height, 38 of 52 (the others
+    shadows, patterned cloth and stones' rims)."""
+    import cv2
+
+    if not scene.pieces:
+        return []
+    h, w = valid.shape
+    inside = outlines_mask(scene, project, (h, w))
+    rim = 2 * RESIDUE_RIM_PX + 1
+    beside = ~cv2.dilate(inside.astype(np.uint8), np.ones((rim, rim), np.uint8)).astype(bool)
+    beside &= ~boxes_mask(detections.xyxy[~detections.is_pyramid], (h, w))
+    table = valid & (np.abs(table_pts[..., 2]) < TABLE_MM) & ~inside
+    ab = cv2.cvtColor(cv2.medianBlur(np.ascontiguousarray(rgb), 3), cv2.COLOR_RGB2LAB)[..., 1:].astype(np.float32)
+    odd = np.zeros((h, w), bool)
+    r = RESIDUE_RING_PX
+    for p in scene.pieces:
+        uv = project(p.vertices)
+        x0, y0 = np.clip(np.floor(uv.min(axis=0)).astype(int) - r, 0, (w, h))
+        x1, y1 = np.clip(np.ceil(uv.max(axis=0)).astype(int) + r + 1, 0, (w, h))
+        win = (slice(y0, y1), slice(x0, x1))
+        t = table[win]
+        if t.sum() < 20:  # no table round it to compare with
+            continue
+        d = np.linalg.norm(ab[win] - np.median(ab[win][t], axis=0), axis=2)
+        odd[win] |= beside[win] & (d > max(EDGE_CHROMA, EDGE_CHROMA_SPREAD * float(np.percentile(d[t], 90))))
+    core = cv2.morphologyEx(odd.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)).astype(bool)
+    for b in depth_blobs:
+        core[b[:, 0], b[:, 1]] = False
+    z = table_pts[..., 2]
+
+    def standing(pix: np.ndarray) -> bool:
+        up = valid[pix[:, 0], pix[:, 1]]
+        return bool(up.any()) and float(np.percentile(z[pix[up, 0], pix[up, 1]], 90)) > MISSED_HEIGHT_MM
+
+    return [pix for pix in _blobs(core, lambda stats: stats[:, 4] >= RESIDUE_MIN_PX) if standing(pix)]
+
+
 def _rise_mm(pix: np.ndarray, z: np.ndarray, table: np.ndarray) -> float:
     """How far a patch's p90 height stands above the p90 height of the `table` pixels within
     EDGE_CONTEXT_PX of its box."""
@@ -654,7 +729,7 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         class_doubts(fits, verdicts) + cut_doubts(fits, detections, valid.shape) + absent + covers(scene.pieces)
         + misfit_doubts(fits)
         + orientation_doubts(fits, detections)
-        + missed_doubts(scene, detections, table_pts, valid, rgb) + stone_doubts(scene, detections, verdicts, table_pts, valid)
+        + missed_doubts(scene, detections, table_pts, valid, rgb, project) + stone_doubts(scene, detections, verdicts, table_pts, valid)
         + box_doubts(scene, *untaken, table_pts, valid, project, detections)
         + edge_doubts(scene, project, valid.shape)
         + joined(scene.pieces) + held(scene.pieces) + list(stage_doubts))

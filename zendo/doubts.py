@@ -29,7 +29,9 @@ alternative koan:
   by the koan's piece nearest it as an edge doubt's unseen neighbour does (`beyond`); so may one
   where the detector drew a faint box cut by the picture's edge ("seen": "faint", "edge": true);
   and a piece may stand where the detector drew a faint box inside the picture, or where the
-  classifier read a box as no piece, but not surely ("seen": "dropped");
+  classifier read a box as no piece, but not surely ("seen": "dropped"), or where a patch of a
+  piece's colour stands beside the pieces seen, outside their outlines ("seen": "residue": a
+  piece half hidden by a neighbour);
 - "unboxed": a piece found in depth alone (no detection boxed it), so it may be any piece
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
@@ -223,6 +225,9 @@ def describe(d: Mapping) -> str:
                 "a piece may stand there, mostly out of view")
     if d.get("seen") == "faint":
         return f"the detector half-saw a piece at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: a piece may stand there"
+    if d.get("seen") == "residue":
+        return (f"a piece's colour shows beside the pieces seen, by ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: "
+                "a piece half hidden by them may stand there")
     if d.get("seen") == "dropped":
         return (f"what stands at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm was read as no piece, "
                 "but not surely: a piece may stand there")
