@@ -96,8 +96,9 @@ DROPPED_PIECE_P = 0.15  # a pyramid box dropped as "not a piece" with this pyram
 INNER_FAINT_CONF = 0.15  # a faint box inside the picture this sure (at its edge, any): see `box_doubts`
 TAKEN_SHARE = 0.3  # an untaken box this much inside a kept box or a fitted piece's outline is theirs
 # a patch of colour beside a fitted piece (`residue_blobs`), set on the tuning tables: 15 px (after
-# a 3 x 3 opening) standing over MISSED_HEIGHT_MM; the table's colour is read this far round each
-# piece's outline; a pixel this near an outline is its rim (blur, a pixel of pose error)
+# a 3 x 3 opening, as the edge's MISSED_EDGE_MIN_PX) standing over MISSED_HEIGHT_MM; the table's
+# colour is read this far round each piece's outline; a pixel this near an outline is its rim
+# (blur, a pixel of pose error)
 RESIDUE_MIN_PX = 15
 RESIDUE_RING_PX = 10
 RESIDUE_RIM_PX = 2
@@ -634,9 +635,10 @@ def residue_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_p
     within EXPLAINED_MM of the neighbour's solid, so neither the detector nor depth alone tells
     it; its colour beside the neighbour's outline does (fresh 401892: two blue smalls 12 mm apart
     read as one, 3 marks wrong and unflagged). Tuning tables (900000-, 920000-, 930000-, 980000-,
-    990000-, 300 tables): of 39 such patches standing over 5 mm, 32 were pieces the pipeline
-    missed and 7 pieces it had fitted a little off; without the height, 38 of 52 (the others
-    shadows, patterned cloth and stones' rims)."""
+    990000-, 300 tables): 28 such patches beyond the depth doubt's blobs, 23 of them on a piece
+    the pipeline missed (the truth mask's piece under most of the patch is no fitted piece's) and
+    5 on a piece it had fitted a little off. A first cut without the height read 52 patches, 38
+    of them missed pieces (the rest shadows' tint, patterned cloth, stones' rims)."""
     import cv2
 
     if not scene.pieces:
