@@ -1288,6 +1288,21 @@ def test_a_patch_of_colour_standing_beside_a_fitted_piece_is_a_missed_doubt():
     assert "colour" in describe(d) and "beside" in describe(d)
 
 
+def test_a_patchs_pixels_without_depth_are_no_place_on_the_table():
+    """Where depth dropped out, a pixel's point is no place: the doubt stands where depth was read
+    (fresh 403442: a patch's height read 739 mm from such points)."""
+    from vision.detect import Detections
+    from vision.doubts import MISSED_HEIGHT_MM, RESIDUE_RIM_PX, residue_blobs
+
+    r, c = _beside(_LONE_SMALL, RESIDUE_RIM_PX + 2)
+    scene, rgb, pts, valid = _beside_a_piece((r, c), rise_mm=MISSED_HEIGHT_MM + 3, side=7)
+    valid[r:r + 7, c + 4:c + 7] = False
+    pts[r:r + 7, c + 4:c + 7] = (0.0, 0.0, 700.0)  # what a point from no depth may hold
+    (pix,) = residue_blobs(rgb, scene, Detections.empty(), pts, valid, _straight_down)
+    assert valid[pix[:, 0], pix[:, 1]].all() and len(pix) >= 4 * 5
+    assert pts[pix[:, 0], pix[:, 1], 2].max() < MISSED_HEIGHT_MM + 4
+
+
 def test_a_patch_of_colour_lying_flat_beside_a_piece_is_no_doubt():
     """A table's pattern, or a shadow's tint, lies on the table."""
     from vision.detect import Detections

@@ -629,7 +629,8 @@ def residue_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_p
     (and its rim) and every stone's box, whose Lab a*b* is far from the table's around that piece
     (as `_off_table_colour` measures it), at least RESIDUE_MIN_PX after a 3 x 3 opening and
     standing over MISSED_HEIGHT_MM (their 90th percentile): each as its pixels, less those a blob
-    of `depth_blobs` (the depth "missed" doubt's) already has.
+    of `depth_blobs` (the depth "missed" doubt's) already has, and less those without depth (a
+    point read from no depth is no place on the table).
 
     Why: a small piece half hidden by a neighbour is often boxed with it, and its depth lies
     within EXPLAINED_MM of the neighbour's solid, so neither the detector nor depth alone tells
@@ -666,12 +667,8 @@ def residue_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_p
     for b in depth_blobs:
         core[b[:, 0], b[:, 1]] = False
     z = table_pts[..., 2]
-
-    def standing(pix: np.ndarray) -> bool:
-        up = valid[pix[:, 0], pix[:, 1]]
-        return bool(up.any()) and float(np.percentile(z[pix[up, 0], pix[up, 1]], 90)) > MISSED_HEIGHT_MM
-
-    return [pix for pix in _blobs(core, lambda stats: stats[:, 4] >= RESIDUE_MIN_PX) if standing(pix)]
+    with_depth = [pix[valid[pix[:, 0], pix[:, 1]]] for pix in _blobs(core, lambda stats: stats[:, 4] >= RESIDUE_MIN_PX)]
+    return [pix for pix in with_depth if len(pix) and float(np.percentile(z[pix[:, 0], pix[:, 1]], 90)) > MISSED_HEIGHT_MM]
 
 
 def _rise_mm(pix: np.ndarray, z: np.ndarray, table: np.ndarray) -> float:
