@@ -649,26 +649,46 @@ def residue_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_p
     rim = 2 * RESIDUE_RIM_PX + 1
     beside = ~cv2.dilate(inside.astype(np.uint8), np.ones((rim, rim), np.uint8)).astype(bool)
     beside &= ~boxes_mask(detections.xyxy[~detections.is_pyramid], (h, w))
-    table = valid & (np.abs(table_pts[..., 2]) < TABLE_MM) & ~inside
-    ab = cv2.cvtColor(cv2.medianBlur(np.ascontiguousarray(rgb), 3), cv2.COLOR_RGB2LAB)[..., 1:].astype(np.float32)
-    odd = np.zeros((h, w), bool)
+    z = table_pts[..., 2]
+    odd = np.zeros((h, w), np.uint8)
     r = RESIDUE_RING_PX
     for p in scene.pieces:
         uv = project(p.vertices)
         x0, y0 = np.clip(np.floor(uv.min(axis=0)).astype(int) - r, 0, (w, h))
         x1, y1 = np.clip(np.ceil(uv.max(axis=0)).astype(int) + r + 1, 0, (w, h))
         win = (slice(y0, y1), slice(x0, x1))
-        t = table[win]
-        if t.sum() < 20:  # no table round it to compare with
+        table = valid[win] & (np.abs(z[win]) < TABLE_MM) & ~inside[win]
+        if table.sum() < 20:  # no table round it to compare with
             continue
-        d = np.linalg.norm(ab[win] - np.median(ab[win][t], axis=0), axis=2)
-        odd[win] |= beside[win] & (d > max(EDGE_CHROMA, EDGE_CHROMA_SPREAD * float(np.percentile(d[t], 90))))
-    core = cv2.morphologyEx(odd.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)).astype(bool)
+        ab = _ab(rgb, x0, y0, x1, y1)
+        d = np.linalg.norm(ab - np.median(ab[table], axis=0), axis=2)
+        odd[win] |= beside[win] & (d > max(EDGE_CHROMA, EDGE_CHROMA_SPREAD * float(np.percentile(d[table], 90))))
+    # read only the box round what is odd (a few pieces' rims), a pixel wider: the opening then
+    # meets the same empty pixels round it as on the whole picture
+    bx, by, bw, bh = cv2.boundingRect(odd)
+    if bw * bh < RESIDUE_MIN_PX:
+        return []
+    bx, by = max(0, bx - 1), max(0, by - 1)
+    box = (slice(by, by + bh + 2), slice(bx, bx + bw + 2))
+    core = np.zeros((h, w), bool)
+    core[box] = cv2.morphologyEx(odd[box], cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)).astype(bool)
     for b in depth_blobs:
         core[b[:, 0], b[:, 1]] = False
-    z = table_pts[..., 2]
-    with_depth = [pix[valid[pix[:, 0], pix[:, 1]]] for pix in _blobs(core, lambda stats: stats[:, 4] >= RESIDUE_MIN_PX)]
+    found = [pix + (by, bx) for pix in _blobs(core[box], lambda stats: stats[:, 4] >= RESIDUE_MIN_PX)]
+    with_depth = [pix[valid[pix[:, 0], pix[:, 1]]] for pix in found]
     return [pix for pix in with_depth if len(pix) and float(np.percentile(z[pix[:, 0], pix[:, 1]], 90)) > MISSED_HEIGHT_MM]
+
+
+def _ab(rgb: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
+    """Lab a*b* of a window of the picture after a 3 x 3 median (as over the whole picture: the
+    window is read with a pixel more round it), float32. Why a window: a piece's surround is a
+    tenth of the picture, and converting the whole of it cost more than all the rest."""
+    import cv2
+
+    h, w = rgb.shape[:2]
+    X0, Y0, X1, Y1 = max(0, x0 - 1), max(0, y0 - 1), min(w, x1 + 1), min(h, y1 + 1)
+    lab = cv2.cvtColor(cv2.medianBlur(np.ascontiguousarray(rgb[Y0:Y1, X0:X1]), 3), cv2.COLOR_RGB2LAB)
+    return lab[y0 - Y0:y1 - Y0, x0 - X0:x1 - X0, 1:].astype(np.float32)
 
 
 def _rise_mm(pix: np.ndarray, z: np.ndarray, table: np.ndarray) -> float:
