@@ -577,13 +577,19 @@ def _off_table_colour(rgb: np.ndarray, near: np.ndarray, on: np.ndarray) -> np.n
             table = o_[st]
             if table.sum() < 50:  # no table to compare with (off the table, or all pieces)
                 continue
-            d = np.linalg.norm(ab[st] - np.median(ab[st][table], axis=0), axis=2)
-            thr = max(EDGE_CHROMA, EDGE_CHROMA_SPREAD * float(np.percentile(d[table], 90)))
             # a black piece has no colour to tell it by, only its darkness
             dark = np.median(light[st][table]) - light[st]
             dark_thr = max(EDGE_DARK, EDGE_CHROMA_SPREAD * float(np.percentile(np.abs(dark[table]), 90)))
-            odd[rows, cols][st] = n_[st] & ((d > thr) | (dark > dark_thr))
+            odd[rows, cols][st] = n_[st] & (_unlike_table(ab[st], table) | (dark > dark_thr))
     return odd
+
+
+def _unlike_table(ab: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Pixels whose Lab a*b* lies farther from the median of the `table` pixels' than EDGE_CHROMA
+    and than EDGE_CHROMA_SPREAD times the table's own p90 distance from it (a patterned cloth
+    strays far)."""
+    d = np.linalg.norm(ab - np.median(ab[table], axis=0), axis=2)
+    return d > max(EDGE_CHROMA, EDGE_CHROMA_SPREAD * float(np.percentile(d[table], 90)))
 
 
 def edge_color_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_pts: np.ndarray,
@@ -627,7 +633,7 @@ def residue_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_p
                   ) -> list[np.ndarray]:
     """Patches of colour within RESIDUE_RING_PX of a fitted piece's outline, outside every outline
     (and its rim) and every stone's box, whose Lab a*b* is far from the table's around that piece
-    (as `_off_table_colour` measures it), at least RESIDUE_MIN_PX after a 3 x 3 opening and
+    (`_unlike_table`, as at the picture's edge), at least RESIDUE_MIN_PX after a 3 x 3 opening and
     standing over MISSED_HEIGHT_MM (their 90th percentile): each as its pixels, less those a blob
     of `depth_blobs` (the depth "missed" doubt's) already has, and less those without depth (a
     point read from no depth is no place on the table).
@@ -660,9 +666,7 @@ def residue_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_p
         table = valid[win] & (np.abs(z[win]) < TABLE_MM) & ~inside[win]
         if table.sum() < 20:  # no table round it to compare with
             continue
-        ab = _ab(rgb, x0, y0, x1, y1)
-        d = np.linalg.norm(ab - np.median(ab[table], axis=0), axis=2)
-        odd[win] |= beside[win] & (d > max(EDGE_CHROMA, EDGE_CHROMA_SPREAD * float(np.percentile(d[table], 90))))
+        odd[win] |= beside[win] & _unlike_table(_ab(rgb, x0, y0, x1, y1), table)
     # read only the box round what is odd (a few pieces' rims), a pixel wider: the opening then
     # meets the same empty pixels round it as on the whole picture
     bx, by, bw, bh = cv2.boundingRect(odd)
