@@ -1261,7 +1261,7 @@ def _straight_down(points_mm: np.ndarray) -> np.ndarray:
 def outlines_mask_of(scene: Scene) -> np.ndarray:
     from vision.doubts import outlines_mask
 
-    return outlines_mask(scene, _straight_down, (120, 160))
+    return outlines_mask([_straight_down(p.vertices) for p in scene.pieces], (120, 160))
 
 
 def _beside(scene: Scene, gap_px: int) -> tuple[int, int]:

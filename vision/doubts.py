@@ -618,13 +618,14 @@ def edge_color_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, tabl
     return [pix for pix in slivers if _rise_mm(pix, z, near & ~odd) >= EDGE_RISE_MM]
 
 
-def outlines_mask(scene: Scene, project: Callable[[np.ndarray], np.ndarray], shape: tuple[int, int]) -> np.ndarray:
-    """The image pixels inside some fitted piece's projected outline (the hull of its corners)."""
+def outlines_mask(corners_uv: Sequence[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+    """The image pixels inside some projected outline (the hull of each piece's corners in
+    pixels), painted to a quarter pixel as vision.heading paints one piece's."""
     import cv2
 
     m = np.zeros(shape, np.uint8)
-    for p in scene.pieces:
-        cv2.fillConvexPoly(m, cv2.convexHull(np.round(project(p.vertices) * 4).astype(np.int32)), 1, shift=2)
+    for uv in corners_uv:
+        cv2.fillConvexPoly(m, cv2.convexHull(np.round(uv * 4).astype(np.int32)), 1, shift=2)
     return m.astype(bool)
 
 
@@ -651,15 +652,15 @@ def residue_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_p
     if not scene.pieces:
         return []
     h, w = valid.shape
-    inside = outlines_mask(scene, project, (h, w))
+    corners = [project(p.vertices) for p in scene.pieces]  # each piece projected once
+    inside = outlines_mask(corners, (h, w))
     rim = 2 * RESIDUE_RIM_PX + 1
     beside = ~cv2.dilate(inside.astype(np.uint8), np.ones((rim, rim), np.uint8)).astype(bool)
     beside &= ~boxes_mask(detections.xyxy[~detections.is_pyramid], (h, w))
     z = table_pts[..., 2]
     odd = np.zeros((h, w), np.uint8)
     r = RESIDUE_RING_PX
-    for p in scene.pieces:
-        uv = project(p.vertices)
+    for uv in corners:
         x0, y0 = np.clip(np.floor(uv.min(axis=0)).astype(int) - r, 0, (w, h))
         x1, y1 = np.clip(np.ceil(uv.max(axis=0)).astype(int) + r + 1, 0, (w, h))
         win = (slice(y0, y1), slice(x0, x1))

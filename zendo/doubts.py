@@ -212,26 +212,28 @@ def describe(d: Mapping) -> str:
         if d.get("where") == "in":
             return f"another piece of {d['piece']}'s size may be nested in it"
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
-    if d.get("seen") == "stone":
+    return _describe_missed(d)
+
+
+def _describe_missed(d: Mapping) -> str:
+    """A "missed" doubt's line, by what saw the piece that may stand at its place."""
+    at = f"({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm"
+    seen = d.get("seen")
+    if seen == "stone":
         why = ("looks partly like a pyramid to the classifier" if "p" in d  # vision.doubts.stone_doubts
                else "stands taller than a marking stone")
-        return (f"what was read as a stone at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm {why}: "
-                "it may be a small piece lying there")
-    if d.get("seen") == "colour":
-        return (f"a piece's colour shows at the picture's edge by ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: "
-                "a piece may stand there, mostly out of view")
-    if d.get("seen") == "faint" and d.get("edge"):
-        return (f"the detector half-saw a piece at the picture's edge by ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: "
-                "a piece may stand there, mostly out of view")
-    if d.get("seen") == "faint":
-        return f"the detector half-saw a piece at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: a piece may stand there"
-    if d.get("seen") == "residue":
-        return (f"a piece's colour shows beside the pieces seen, by ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm: "
-                "a piece half hidden by them may stand there")
-    if d.get("seen") == "dropped":
-        return (f"what stands at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm was read as no piece, "
-                "but not surely: a piece may stand there")
-    return f"an unseen piece may stand at ({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm"
+        return f"what was read as a stone at {at} {why}: it may be a small piece lying there"
+    if seen == "colour":
+        return f"a piece's colour shows at the picture's edge by {at}: a piece may stand there, mostly out of view"
+    if seen == "faint" and d.get("edge"):
+        return f"the detector half-saw a piece at the picture's edge by {at}: a piece may stand there, mostly out of view"
+    if seen == "faint":
+        return f"the detector half-saw a piece at {at}: a piece may stand there"
+    if seen == "residue":
+        return f"a piece's colour shows beside the pieces seen, by {at}: a piece half hidden by them may stand there"
+    if seen == "dropped":
+        return f"what stands at {at} was read as no piece, but not surely: a piece may stand there"
+    return f"an unseen piece may stand at {at}"
 
 
 def covers(pieces: Sequence[Piece]) -> list[dict]:
