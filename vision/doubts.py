@@ -563,12 +563,10 @@ def _off_table_colour(rgb: np.ndarray, near: np.ndarray, on: np.ndarray) -> np.n
     edge, or that are far darker than it (Lab L: a black piece), each measured against how far
     the table's own pixels there stray (a patterned cloth strays far). Only the band is read
     (the whole picture costs 6 ms more)."""
-    import cv2
-
     odd = np.zeros(near.shape, bool)
     s = EDGE_SEGMENT_PX
     for rows, cols in _edge_strips(near.shape):
-        lab = cv2.cvtColor(cv2.medianBlur(np.ascontiguousarray(rgb[rows, cols]), 3), cv2.COLOR_RGB2LAB)
+        lab = _lab(rgb[rows, cols])
         ab, light = lab[..., 1:].astype(np.float32), lab[..., 0].astype(np.float32)
         n_, o_ = near[rows, cols], on[rows, cols]
         along = 1 if ab.shape[1] > ab.shape[0] else 0
@@ -684,15 +682,21 @@ def residue_blobs(rgb: np.ndarray, scene: Scene, detections: Detections, table_p
     return [pix for pix in with_depth if len(pix) and float(np.percentile(z[pix[:, 0], pix[:, 1]], 90)) > MISSED_HEIGHT_MM]
 
 
+def _lab(rgb: np.ndarray) -> np.ndarray:
+    """A piece of the picture in Lab (uint8) after a 3 x 3 median: the colour the edge slivers and
+    the residue patches are both told by (the median takes out sensor speckle)."""
+    import cv2
+
+    return cv2.cvtColor(cv2.medianBlur(np.ascontiguousarray(rgb), 3), cv2.COLOR_RGB2LAB)
+
+
 def _ab(rgb: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
     """Lab a*b* of a window of the picture after a 3 x 3 median (as over the whole picture: the
     window is read with a pixel more round it), float32. Why a window: a piece's surround is a
     tenth of the picture, and converting the whole of it cost more than all the rest."""
-    import cv2
-
     h, w = rgb.shape[:2]
     X0, Y0, X1, Y1 = max(0, x0 - 1), max(0, y0 - 1), min(w, x1 + 1), min(h, y1 + 1)
-    lab = cv2.cvtColor(cv2.medianBlur(np.ascontiguousarray(rgb[Y0:Y1, X0:X1]), 3), cv2.COLOR_RGB2LAB)
+    lab = _lab(rgb[Y0:Y1, X0:X1])
     return lab[y0 - Y0:y1 - Y0, x0 - X0:x1 - X0, 1:].astype(np.float32)
 
 
