@@ -807,6 +807,58 @@ def test_the_eval_pairing_by_class_does_not_pull_a_piece_across_the_table():
     assert pairs == {("p1", "t1")}
 
 
+def _scored_marks(truth_scene: Scene, seen: Scene) -> dict:
+    from vision.eval import _rules, evaluate_frame
+
+    truth = {"scene": truth_scene.to_dict(), "camera_to_table": np.eye(4).tolist(),
+             "objects": [{"id": p.id, "kind": "piece", "visible_px": 500} for p in truth_scene.pieces]}
+    return evaluate_frame(seen, np.eye(4), truth, None, _rules())
+
+
+def test_a_koan_found_but_fitted_too_far_is_marked_where_it_lies():
+    """A lone piece read right but fitted 25 mm off (beyond MATCH_MM) is a piece missed, yet its
+    koan was found: its marks are scored against the perceived koan there, not all counted wrong."""
+    truth = Scene((upright(Spec("t1", "black", "large"), (0, 0)), flat(Spec("t2", "red", "small"), (150, 0), 30)), ())
+    seen = Scene((upright(Spec("p1", "black", "large"), (25, 0)), flat(Spec("p2", "red", "small"), (150, 0), 30)), ())
+    out = _scored_marks(truth, seen)
+    assert out["matched"] == 1 and out["koans_by_place"] == 1
+    assert out["marks"] and not any(wrong for wrong, *_ in out["marks"])
+
+
+def test_a_koan_fitted_too_far_and_read_wrong_is_still_a_wrong_mark_of_its_colour():
+    """Paired by place, a koan read in the wrong colour is marked wrong, and the cause named is
+    its colour, not a piece missed."""
+    truth = Scene((upright(Spec("t1", "black", "large"), (0, 0)),), ())
+    seen = Scene((upright(Spec("p1", "red", "large"), (25, 0)),), ())
+    out = _scored_marks(truth, seen)
+    wrong = [m for m in out["marks"] if m[0]]
+    assert out["koans_by_place"] == 1 and wrong and {m[2] for m in wrong} == {"colour or size"}
+
+
+def test_a_koan_is_not_paired_by_place_across_the_table():
+    """A perceived koan farther than PLACE_MM from a koan nobody found is not that koan: its
+    marks stay wrong (missed)."""
+    from vision.eval import PLACE_MM
+
+    truth = Scene((upright(Spec("t1", "black", "large"), (0, 0)),), ())
+    seen = Scene((upright(Spec("p1", "black", "large"), (PLACE_MM + 5, 0)),), ())
+    out = _scored_marks(truth, seen)
+    assert out["koans_by_place"] == 0
+    assert out["marks"] and all(wrong for wrong, *_ in out["marks"])
+
+
+def test_a_koan_with_a_piece_paired_is_not_paired_again_by_place():
+    """Only koans none of whose pieces was paired are paired by place: a perceived koan holding a
+    paired piece belongs to that piece's koan."""
+    from zendo.koans import split_koans
+
+    truth = Scene((upright(Spec("t1", "black", "large"), (0, 0)), upright(Spec("t2", "red", "small"), (60, 0))), ())
+    seen = Scene((upright(Spec("p1", "black", "large"), (3, 0)), upright(Spec("p2", "red", "small"), (28, 0))), ())
+    assert len(split_koans(truth)) == 2 and len(split_koans(seen)) == 1
+    out = _scored_marks(truth, seen)
+    assert out["matched"] == 1 and out["koans_by_place"] == 0
+
+
 def test_the_eval_scores_marking_stones_and_counts_a_stone_read_where_a_piece_lies():
     """A stone marks a koan: the eval says how many were found, whether their colour was right,
     and how many "stones" were read where a true piece lies (a small piece lying flat taken for

@@ -24,7 +24,7 @@ from zendo.doubts import DOUBT_KINDS, FactsCache, doubts_for, renamed
 from zendo.facts import PERCEPTION_BAND
 from zendo.scene import Piece, Scene, scene_from_dict
 
-from .matching import class_penalty, pairs_within_reach
+from .matching import class_penalty, pairs_of_distances, pairs_within_reach
 from .targets import judge, target_rows
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 EVAL_SEED = 900000
 MIN_VISIBLE_PX = 60  # a piece showing fewer pixels than this is not expected to be found
 MATCH_MM = 20.0
+# a true koan no perceived piece was paired with is paired with a perceived koan none of whose
+# pieces was paired, their nearest pieces this near: the koan was found, its pieces fitted too far
+PLACE_MM = 2 * MATCH_MM
 
 
 def write_render_folder(scene: Scene, render, folder: str | Path) -> Path:
@@ -113,6 +116,37 @@ def stone_tallies(pred: Scene, truth: Scene, visible: dict[str, int]) -> dict:
             "stones_matched": len(pairs),
             "stones_color_ok": sum(1 for i, j in pairs if pred.stones[i].color == truth.stones[j].color),
             "stones_on_pieces": on_piece}
+
+
+def koans_by_place(tkoans, tscene: Scene, pkoans, at: dict[str, Piece]) -> dict[str, object]:
+    """{true koan id: perceived koan} for the true koans none of whose pieces was paired with a
+    perceived one, each paired one to one with a perceived koan none of whose pieces was paired
+    (ids from `x`), their nearest pieces' centroids within PLACE_MM (`at`: the perceived pieces
+    in the truth's frame, by their ids in the perceived scene).
+
+    Why: marks are the Master's, koan by koan. A lone large piece cut by the picture's edge, read
+    right but fitted 21 mm off, is a koan found and marked right; paired through its pieces
+    alone, it was scored as a koan missed and every one of its marks as wrong (403735, session
+    57: 15 "unflagged wrong marks" that were right). Its piece still counts as missed, and the
+    pose error stays where it belongs, in the pieces' figures."""
+    truth_at = {p.id: p for p in tscene.pieces}
+    lost = [k for k in tkoans if not any(i in at for i in k.piece_ids)]
+    loose = [k for k in pkoans if all(i.startswith("x") for i in k.piece_ids)]
+    if not lost or not loose:
+        return {}
+    D = np.array([[min(float(np.linalg.norm(truth_at[i].centroid - at[j].centroid))
+                       for i in t.piece_ids for j in q.piece_ids) for q in loose] for t in lost])
+    return {lost[a].id: loose[b] for a, b, _ in pairs_of_distances(D, PLACE_MM)}
+
+
+def _renamed_by_place(tpieces: list[Piece], ppieces: list[Piece], at: dict[str, Piece]) -> dict[str, str]:
+    """{perceived id: true id} for the pieces of a koan paired by place, each piece paired as
+    `match` pairs them but within PLACE_MM: so a wrong mark's cause says colour, size or pose,
+    not "missed"."""
+    placed = [at[p.id] for p in ppieces]
+    pairs = pairs_within_reach([p.centroid for p in placed], [t.centroid for t in tpieces], PLACE_MM,
+                               class_penalty(placed, tpieces))
+    return {ppieces[i].id: tpieces[j].id for i, j, _ in pairs}
 
 
 def _axis_err(a: Piece, b: Piece) -> float:
@@ -220,7 +254,10 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
         pkoans = split_koans(pscene)
     except Exception:
         pkoans = []
+    at = {id_map[p.id]: q for p, q in zip(pred_local.pieces, pred.pieces)}
+    placed = koans_by_place(tkoans, tscene, pkoans, at)
     out["koans_out_of_view"] = 0
+    out["koans_by_place"] = 0
     for k in tkoans:
         tpieces = k.pieces(tscene)
         if not any(visible.get(i, 0) >= MIN_VISIBLE_PX for i in k.piece_ids):
@@ -233,6 +270,13 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
             ov = len(set(pk.piece_ids) & set(k.piece_ids))
             if ov > overlap:
                 best, overlap = pk, ov
+        k_by_id, perceived_ids = by_id, best.piece_ids if best else ()
+        if best is None and k.id in placed:
+            best = placed[k.id]
+            out["koans_by_place"] += 1
+            names = _renamed_by_place(tpieces, best.pieces(pscene), at)
+            k_by_id = {**by_id, **{names[i]: by_id[i] for i in names}}
+            perceived_ids = tuple(names.get(i, i) for i in best.piece_ids)
         ppieces = best.pieces(pscene) if best else []
         pf = koan_facts(k.id, ppieces, cfg_p) if ppieces else None
         # one cache for the koan's alternatives under all the rules: most doubts' alternatives are
@@ -255,8 +299,7 @@ def evaluate_frame(pred_local: Scene, perceived_cal: np.ndarray, truth: dict, fi
             kdoubts = doubts_for(ppieces, doubts) if ppieces else []
             # nothing perceived here: the Master is still told if the camera saw something it could not read
             unread = not ppieces and bool(doubts_for(tpieces, [d for d in doubts_truth_frame if d["kind"] == "missed"]))
-            cause = _wrong_cause(k.piece_ids, by_id, {p.id: p for p in tpieces}, visible,
-                                 best.piece_ids if best else ())
+            cause = _wrong_cause(k.piece_ids, k_by_id, {p.id: p for p in tpieces}, visible, perceived_ids)
             for text, rule in rule_list:
                 try:
                     mt = mark(rule, tf)
@@ -327,6 +370,7 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
                                                    "matched_visible", "cls_ok", "cls_ok_visible", "color_ok",
                                                    "size_ok", "orient_ok", "orient_n", "rel_ok", "rel_n", "uncertain",
                                                    "koans_out_of_view")}
+    by_place = sum(f.get("koans_by_place", 0) for f in frames)
     st = {k: sum(f.get(k, 0) for f in frames) for k in ("stones_pred", "stones_truth_visible", "stones_matched",
                                                         "stones_matched_visible", "stones_color_ok", "stones_on_pieces")}
     pos = np.array([e for f in frames for e in f["pos_err"]])
@@ -383,6 +427,7 @@ def summarise(frames: list[dict], timings: list[dict]) -> dict:
         "relation_accuracy_by_predicate": {k: {"scored": n, "accuracy_pct": _pct(ok, n)}
                                            for k, (n, ok) in sorted(rel_by.items())},
         "koans_out_of_view": tot["koans_out_of_view"],
+        "koans_paired_by_place": by_place,
         "marks": {"scored": len(marks), "accuracy_pct": _pct(len(marks) - len(wrong), len(marks)),
                   "wrong": len(wrong), "wrong_flagged_pct": _pct(sum(1 for m in wrong if m[1]), len(wrong)),
                   "wrong_unflagged": sum(1 for m in wrong if not m[1]),

@@ -23,11 +23,20 @@ def pairs_within_reach(a, b, reach: float, penalty: np.ndarray | None = None) ->
     added to a pair's cost, not its distance. Pairs beyond reach all cost alike: minimising raw
     distances would pair a point with a far one (dropped below) to shorten another pair, and
     leave a pair within reach unmatched."""
-    from scipy.optimize import linear_sum_assignment
-
     if not len(a) or not len(b):
         return []
     D = np.linalg.norm(np.asarray(a, float)[:, None] - np.asarray(b, float)[None], axis=2)
+    return pairs_of_distances(D, reach, penalty)
+
+
+def pairs_of_distances(D: np.ndarray, reach: float, penalty: np.ndarray | None = None) -> list[tuple[int, int, float]]:
+    """`pairs_within_reach` on a distance matrix already measured (a row per a, a column per b),
+    for things that are not points: koans, paired by their nearest pieces."""
+    from scipy.optimize import linear_sum_assignment
+
+    D = np.asarray(D, float)
+    if not D.size:
+        return []
     cost = D if penalty is None else D + penalty
     ri, ci = linear_sum_assignment(np.where(D <= reach, cost, 1e6))
     return [(int(i), int(j), float(D[i, j])) for i, j in zip(ri, ci) if D[i, j] <= reach]
