@@ -562,6 +562,28 @@ def test_an_edge_koan_that_needs_three_unseen_colours_is_a_judgment_call():
     assert m.mark == "black" and m.judgment_call
 
 
+def test_an_edge_koan_that_needs_all_four_colours_unseen_is_a_judgment_call():
+    """A lone black piece at the edge: "each of the four colors" needs four unseen pieces, red,
+    yellow, green and blue (403678: the other five pieces of the koan lay out of the picture)."""
+    m = judged("it contains at least one piece of each of the four colors", [lone("black", "large")],
+               [{"kind": "edge", "piece": "p1", "toward": [-1.0, 0.0]}])
+    assert m.mark == "black" and m.judgment_call
+
+
+def test_a_row_of_four_unseen_pieces_is_tried_all_alike_and_all_different():
+    """Rows of up to three in every multiset of colours; a fourth piece counts for rules of one
+    kind or of every colour, so a row of four is tried all alike and all different only."""
+    from itertools import combinations_with_replacement
+
+    from zendo.doubts import row_colourings
+    from zendo.pieces import RAINBOW_COLORS
+
+    assert set(row_colourings(3)) == set(combinations_with_replacement(RAINBOW_COLORS, 3))
+    four = list(row_colourings(4))
+    assert len(four) == len(set(four)) == 10
+    assert all(len(set(c)) in (1, 4) for c in four) and ("red", "yellow", "green", "blue") in four
+
+
 def test_an_edge_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     m = judged("it contains at least one blue piece", [lone("blue")], [{"kind": "edge", "piece": "p1", "toward": [1.0, 0.0]}])
     assert m.mark == "white" and not m.judgment_call
