@@ -93,6 +93,9 @@ def test_clause8_bench_reports_seconds_per_beginner_rule():
     assert report["koans"] == 60
     assert set(report["rules"]) == set(BEGINNER_RULES)
     assert all(v["seconds"] >= 0 for v in report["rules"].values())
+    edge = report["edge_koan"]
+    assert edge["rules"] == len(BEGINNER_RULES) and edge["ms"] > 0
+    assert 0 < edge["judgment_calls"] < edge["rules"]  # the edge doubt changes some marks, not all
 
 
 # ----------------------------------------------------------------------------- facts a rule reads
