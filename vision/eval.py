@@ -22,6 +22,7 @@ import numpy as np
 
 from zendo.doubts import DOUBT_KINDS, FactsCache, doubts_for, renamed
 from zendo.facts import PERCEPTION_BAND
+from zendo.koans import Koan
 from zendo.scene import Piece, Scene, scene_from_dict
 
 from .matching import class_penalty, pairs_of_distances, pairs_within_reach
@@ -118,7 +119,7 @@ def stone_tallies(pred: Scene, truth: Scene, visible: dict[str, int]) -> dict:
             "stones_on_pieces": on_piece}
 
 
-def koans_by_place(tkoans, tscene: Scene, pkoans, at: dict[str, Piece]) -> dict[str, object]:
+def koans_by_place(tkoans: list[Koan], tscene: Scene, pkoans: list[Koan], at: dict[str, Piece]) -> dict[str, Koan]:
     """{true koan id: perceived koan} for the true koans none of whose pieces was paired with a
     perceived one, each paired one to one with a perceived koan none of whose pieces was paired
     (ids from `x`), their nearest pieces' centroids within PLACE_MM (`at`: the perceived pieces

@@ -683,7 +683,8 @@ def row_colourings(n: int) -> Iterator[tuple[str, ...]]:
     change count pieces of one kind ("four or more upright", "no red") or of every colour ("each of
     the four colours" around a black piece seen: 403678). Every multiset of four (70 a row,
     against 35 of three) doubled the time to mark an edge koan (a koan of five pieces, the 15
-    beginner rules: 0.29 -> 0.59 s on the 2-core EPYC); these ten make it 0.38 s."""
+    beginner rules: 0.29 -> 0.59 s on the 2-core EPYC); these ten make it 0.36 s (`zendo bench
+    rules`, `edge_koan`), and flagged the very marks every multiset did on the five tuning sets."""
     if n <= WHOLE_MULTISETS_MAX:
         yield from combinations_with_replacement(RAINBOW_COLORS, n)
         return
