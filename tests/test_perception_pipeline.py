@@ -836,12 +836,10 @@ def test_a_koan_fitted_too_far_and_read_wrong_is_still_a_wrong_mark_of_its_colou
 
 
 def test_a_koan_is_not_paired_by_place_across_the_table():
-    """A perceived koan farther than PLACE_MM from a koan nobody found is not that koan: its
-    marks stay wrong (missed)."""
-    from vision.eval import PLACE_MM
-
+    """A perceived koan as far from a koan nobody found as koans stand apart on the synthetic
+    tables (45 mm) is not that koan: its marks stay wrong (missed)."""
     truth = Scene((upright(Spec("t1", "black", "large"), (0, 0)),), ())
-    seen = Scene((upright(Spec("p1", "black", "large"), (PLACE_MM + 5, 0)),), ())
+    seen = Scene((upright(Spec("p1", "black", "large"), (45.0, 0)),), ())
     out = _scored_marks(truth, seen)
     assert out["koans_by_place"] == 0
     assert out["marks"] and all(wrong for wrong, *_ in out["marks"])
