@@ -80,9 +80,10 @@ def to_truth_frame(scene: Scene, perceived_cam_to_table: np.ndarray, truth_cam_t
     return Scene(pieces, stones, scene.extra)
 
 
-def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]]:
-    """Pairs (pred index, truth index, centroid distance) by optimal assignment within MATCH_MM,
-    a pair of different colour or size costing `vision.matching.CLASS_TIE_MM` more.
+def match(pred: Scene, truth_pieces: list[Piece], reach: float = MATCH_MM) -> list[tuple[int, int, float]]:
+    """Pairs (pred index, truth index, centroid distance) by optimal assignment within `reach`
+    (MATCH_MM; PLACE_MM for a koan paired by place), a pair of different colour or size costing
+    `vision.matching.CLASS_TIE_MM` more.
 
     Why the class counts: the pieces of a tower or a nest stand a few millimetres apart, and where
     the camera saw only the top one, its fit often sits at the lower one's height. Paired by
@@ -91,7 +92,7 @@ def match(pred: Scene, truth_pieces: list[Piece]) -> list[tuple[int, int, float]
     were such pairs, the true piece of the perceived class 2-6 mm farther). A true piece of the
     perceived class more than CLASS_TIE_MM farther than another still loses to it: the class does
     not pull a pair across the table."""
-    return pairs_within_reach([p.centroid for p in pred.pieces], [p.centroid for p in truth_pieces], MATCH_MM,
+    return pairs_within_reach([p.centroid for p in pred.pieces], [p.centroid for p in truth_pieces], reach,
                               class_penalty(pred.pieces, truth_pieces))
 
 
@@ -144,9 +145,7 @@ def _renamed_by_place(tpieces: list[Piece], ppieces: list[Piece], at: dict[str, 
     """{perceived id: true id} for the pieces of a koan paired by place, each piece paired as
     `match` pairs them but within PLACE_MM: so a wrong mark's cause says colour, size or pose,
     not "missed"."""
-    placed = [at[p.id] for p in ppieces]
-    pairs = pairs_within_reach([p.centroid for p in placed], [t.centroid for t in tpieces], PLACE_MM,
-                               class_penalty(placed, tpieces))
+    pairs = match(Scene(tuple(at[p.id] for p in ppieces), ()), tpieces, PLACE_MM)
     return {ppieces[i].id: tpieces[j].id for i, j, _ in pairs}
 
 
