@@ -308,6 +308,25 @@ def test_under_a_raised_piece_the_band_decides_for_the_size_that_gains_most(free
     assert got is not None and got.added.size == "medium" and got.moved == small
 
 
+@pytest.mark.parametrize("gain, free_space, doubted", [
+    (17, 0.28, True),    # within STACKED_FREE_SPACE: a doubt whatever depth's gain
+    (-30, 0.28, True),
+    (17, 0.33, True),    # seen through a third: a doubt where the tower explains more points (403778)
+    (0, 0.33, False),    # ... not where it explains none more than the piece alone
+    (17, 0.36, False),   # past the towers stage's own limit, never
+], ids=["within", "within-losing", "gaining-third", "not-gaining-third", "past-limit"])
+def test_a_same_size_tower_that_explains_more_depth_is_doubted_up_to_the_stages_limit(monkeypatch, gain, free_space,
+                                                                                      doubted):
+    """Issue 6, item 3: a tower of two smalls read as its top one, the lower one's rim 23 px:
+    depth prefers the tower (+17 points) while seeing through 0.32 of it; the Master is told."""
+    import vision.towers as towers
+
+    monkeypatch.setattr(towers, "_with_free_space", lambda c, *a: towers.replace(c, free_space=free_space))
+    base, scored, _ = _same_size_tower_read_as_one(0.0, gain)
+    got = towers.stacked_doubt(scored, base, None, None, None)
+    assert got == ({"kind": "stacked", "piece": base.id, "where": "under"} if doubted else None)
+
+
 def test_a_tower_on_the_table_whose_band_is_in_free_space_is_not_found(monkeypatch):
     """Without the gain floor, the free-space limit is what keeps a lower piece out where the
     camera saw through its place."""
