@@ -276,9 +276,9 @@ def _stacked_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, 
 
     One of base's own size that explains more points than base alone is let through up to the
     towers stage's own FREE_SPACE_LIMIT (0.35), not STACKED_FREE_SPACE (0.3): a tower of smalls
-    read as its top one sees through a third of its lower piece's slim band (fresh 403778, a red
-    small's 23 px rim under a blue one: +17 points, 0.32; 404695, three smalls: +20, 0.33), and
-    no stacked doubt had told the Master (5 wrong marks unflagged on each)."""
+    read as its top one, where the camera saw through a third of the piece the tower adds (fresh
+    403778, a red small's 23 px rim under a blue one: +17 points, 0.32; 404695, three smalls: +20,
+    0.33), had no stacked doubt to tell the Master (5 wrong marks unflagged on each)."""
     for c in scored:
         if (c.added.size != base.size and not any_size) or c.gain < STACKED_MIN_GAIN:
             continue
