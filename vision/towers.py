@@ -270,28 +270,30 @@ def valid_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, int
     return out
 
 
-def _stacked_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr, any_size: bool = False
-                        ) -> Iterator[Candidate]:
-    """The neighbours of base's size (of any size, with `any_size`) depth cannot rule out, best first.
-
-    One of base's own size that explains more points than base alone is let through up to the
-    towers stage's own FREE_SPACE_LIMIT (0.35), not STACKED_FREE_SPACE (0.3): a tower of smalls
-    read as its top one, where the camera saw through a third of the piece the tower adds (fresh
-    403778, a red small's 23 px rim under a blue one: +17 points, 0.32; 404695, three smalls: +20,
-    0.33), had no stacked doubt to tell the Master (5 wrong marks unflagged on each)."""
+def _stacked_candidates(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr, any_size: bool = False,
+                        gaining_limit: float = STACKED_FREE_SPACE) -> Iterator[Candidate]:
+    """The neighbours of base's size (of any size, with `any_size`) depth cannot rule out, best
+    first: the camera saw through at most STACKED_FREE_SPACE of them, or `gaining_limit` of one
+    that explains more points than base alone."""
     for c in scored:
         if (c.added.size != base.size and not any_size) or c.gain < STACKED_MIN_GAIN:
             continue
         c = _with_free_space(c, base, depth_mm, to_cam, intr)
-        if c.free_space <= STACKED_FREE_SPACE or (not any_size and c.gain > 0 and c.free_space <= FREE_SPACE_LIMIT):
+        if c.free_space <= (gaining_limit if c.gain > 0 else STACKED_FREE_SPACE):
             yield c
 
 
 def stacked_doubt(scored: list[Candidate], base: Piece, depth_mm, to_cam, intr) -> dict | None:
     """A "stacked" doubt (zendo/doubts.py) when a piece of the base's own size could stand under
     or on it: such a tower differs from one piece only by 5.5 mm along faces that slope 74 deg
-    (1.5 mm across them) and a band a few pixels high, so depth cannot rule it in or out."""
-    c = next(_stacked_candidates(scored, base, depth_mm, to_cam, intr), None)
+    (1.5 mm across them) and a band a few pixels high, so depth cannot rule it in or out.
+
+    One that explains more points than base alone is a doubt up to the towers stage's own
+    FREE_SPACE_LIMIT (0.35), not STACKED_FREE_SPACE (0.3): a tower of smalls read as its top one,
+    where the camera saw through a third of the piece the tower adds (fresh 403778, a red small's
+    23 px rim under a blue one: +17 points, 0.32; 404695, three smalls: +20, 0.33), had no stacked
+    doubt to tell the Master (5 wrong marks unflagged on each)."""
+    c = next(_stacked_candidates(scored, base, depth_mm, to_cam, intr, gaining_limit=FREE_SPACE_LIMIT), None)
     return None if c is None else {"kind": "stacked", "piece": base.id, "where": c.where}
 
 
