@@ -1830,3 +1830,16 @@ def test_the_pipeline_raises_a_missed_doubt_at_a_faint_box_its_detector_drew_at_
     (d,) = [d for d in doubts_of(Pipeline(detector=FaintOnly(), calibration=cal).process(frame), "missed")
             if d.get("seen") == "faint"]
     assert d["p"] == pytest.approx(0.2)
+
+
+def test_a_piece_that_may_stand_and_a_piece_missed_beside_it_change_the_mark_only_together():
+    """One reading can be wrong twice (fresh 401270: three smalls read as one blue small lying):
+    the small may stand, as the orientation net says, and depth beside it holds a piece unseen;
+    "two or more upright pieces" needs both."""
+    seen = [flat(Spec("p1", "blue", "small"))]
+    doubts = [{"kind": "orientation", "piece": "p1", "as": "upright", "why": "net"},
+              {"kind": "missed", "at": [40.0, 0.0], "height_mm": 30.0, "pixels": 120}]
+    assert all(not judged("it contains two or more upright pieces", seen, [d]).judgment_call for d in doubts)
+    m = judged("it contains two or more upright pieces", seen, doubts)
+    assert m.mark == "black" and m.judgment_call
+    assert sorted(d["kind"] for d in m.doubts) == ["missed", "orientation"]
