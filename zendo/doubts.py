@@ -72,9 +72,10 @@ A mark is a judgment call when the rule marks any alternative differently (`doub
 where no single doubt does, the class doubts of two or more pieces taken together, or their
 absent doubts, or two doubts that each add a piece (`joint_added_alternatives`), or a piece
 turned as an orientation doubt says with a piece another doubt adds
-(`joint_turned_added_alternatives`); the Master then hears which doubt it rests on and can settle it ("nothing is under p3") like any
-other ruling. Doubts are plain dicts so they travel in a scene's `perception` block and the game
-log unchanged; this module knows nothing of cameras.
+(`joint_turned_added_alternatives`); the Master then hears which doubt it rests on and can
+settle it ("nothing is under p3") like any other ruling. Doubts are plain dicts so they travel
+in a scene's `perception` block and the game log unchanged; this module knows nothing of
+cameras.
 """
 from __future__ import annotations
 
@@ -877,8 +878,11 @@ def joint_turned_added_alternatives(pieces: Sequence[Piece], doubts: Iterable[Ma
     doubt was weighed alone. On the five tuning sets it changed no unflagged count and flagged
     +0.00 to +0.03 points more right marks."""
     doubts = list(doubts)
-    turned_alts = [(d, list(alternatives(pieces, d))) for d in doubts if d["kind"] in TURNED_KINDS]
-    added = [(d, a) for d in doubts if d["kind"] not in UNSEEN_KINDS and (a := _additions(pieces, d))]
+    turned = [d for d in doubts if d["kind"] in TURNED_KINDS]
+    added = [(d, a) for d in doubts if turned and d["kind"] not in UNSEEN_KINDS and (a := _additions(pieces, d))]
+    if not added:
+        return  # nothing to pair: the turned koans are not made
+    turned_alts = [(d, list(alternatives(pieces, d))) for d in turned]
     for (d1, t1), (d2, a2) in product(turned_alts, added):
         if len(t1) * len(a2) > JOINT_ADDED_LIMIT:
             continue
