@@ -244,6 +244,27 @@ def test_a_piece_that_may_stand_on_another_of_its_size_makes_a_count_mark_a_judg
     assert m.doubts[0]["text"] == "another piece of p1's size may be stacked under it"
 
 
+def test_a_small_read_on_a_larges_tip_may_be_the_upper_of_two_larges_instead():
+    """"instead": the piece read on the tip gives way to the tower of two of the lower one's size:
+    the lower one lifted onto another of its size, in each colour (its band shows a few pixels)."""
+    from zendo.build import rest_offset
+    from zendo.doubts import alternatives, describe, doubt_key, named
+
+    large, small = tower([Spec("p1", "black", "large"), Spec("p2", "black", "small")], (0, 0), 0)
+    doubt = {"kind": "stacked", "piece": "p1", "where": "under", "instead": "p2"}
+    alts = list(alternatives([large, small], doubt))
+    assert {a[-1].color for a in alts} == set(RAINBOW_COLORS)
+    for alt in alts:
+        assert [q.id for q in alt] == ["p1", "p1-stack"] and {q.size for q in alt} == {"large"}
+        assert alt[0].origin[2] == pytest.approx(rest_offset("large", "large"), abs=0.01)
+        assert facts_of(alt).stacked_on("p1", "p1-stack"), facts_of(alt).towers
+    m = judged("all its pieces are the same size", [large, small], [doubt])
+    assert m.mark == "black" and m.judgment_call
+    assert describe(doubt) == "p1 and p2 may be two pieces of p1's size, one stacked on the other"
+    assert named(doubt) == {"p1", "p2"} and renamed(doubt, {"p2": "t7"})["instead"] == "t7"
+    assert doubt_key(doubt) != doubt_key({"kind": "stacked", "piece": "p1", "where": "under"})
+
+
 def test_a_stacked_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     pieces = [lone("red", "medium")]
     m = judged("it contains at least one red piece", pieces, [{"kind": "stacked", "piece": "p1", "where": "on"}])

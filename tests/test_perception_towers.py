@@ -82,6 +82,43 @@ def test_two_pieces_of_a_size_and_colour_read_as_one_box_raise_a_stacked_doubt()
     assert doubts[0]["where"] in ("under", "on")
 
 
+def test_two_larges_stacked_read_as_a_small_on_a_larges_tip_may_be_the_tower_of_one_size():
+    """Fresh 406621: the one fit of a tower of two larges sits on the table, so depth scores the
+    small on its tip over the large lifted onto another, and "all pieces are the same size" was
+    marked wrong with no flag. The stacked doubt names the small: the two read may be two larges."""
+    from zendo.relations import RelationsConfig, koan_facts
+    from zendo.rules import mark_perceived, parse_rule
+
+    truth = tower([Spec("a", "black", "large"), Spec("b", "black", "large")], (0, 0), 20)
+    r, frame, cal = render_table(truth, seed=0)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "black_large"))
+    lower, upper = sorted(res.scene.pieces, key=lambda q: q.origin[2])
+    assert (lower.size, upper.size) == ("large", "small")  # the reading the doubt is for
+    assert doubts_of(res, "stacked") == [{"kind": "stacked", "piece": lower.id, "where": "under", "instead": upper.id}]
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    rule = parse_rule("all its pieces are the same size")
+    m = mark_perceived(rule, facts(res.scene.pieces), list(res.scene.pieces), doubts_of(res, "stacked"), facts)
+    assert m.mark == "black" and m.judgment_call
+
+
+@pytest.mark.parametrize("where, lower_z, upper_size, doubted", [
+    ("on", 0.0, "small", True),  # a smaller piece on the tip of one on the table
+    ("on", 0.0, "large", False),  # a tower of one size already
+    ("on", 20.0, "small", False),  # the lower piece itself stands on another: its fit is no tower's lone fit
+    ("under", 0.0, "small", False),  # a piece found under the one fitted: the fit was the upper one
+])
+def test_only_a_smaller_piece_added_on_a_grounded_pieces_tip_may_be_a_tower_of_one_size(where, lower_z, upper_size,
+                                                                                         doubted):
+    from dataclasses import replace
+
+    from vision.towers import Candidate, same_size_tower_doubts
+
+    lower = upright(Spec("p1", "red", "large"), (0, 0), 0).moved(np.eye(3), [0.0, 0.0, lower_z])
+    upper = replace(lower, id="p2", size=upper_size, position=(0.0, 0.0, lower_z + rest_offset("large", upper_size)))
+    got = same_size_tower_doubts(Candidate(where, upper, lower), lower, upper)
+    assert got == ([{"kind": "stacked", "piece": "p1", "where": "under", "instead": "p2"}] if doubted else [])
+
+
 def test_a_found_piece_is_named_unlike_every_piece_already_seen():
     """Ids have gaps where a duplicate box's piece was dropped; a piece the towers stage adds must
     not take the name of one already there (doubts and relations go by id)."""

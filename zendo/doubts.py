@@ -37,7 +37,8 @@ alternative koan:
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
   a tower of two of a size from one piece: the upper one sits 5.5 mm higher, 1.5 mm across its
   faces), or ("where": "in") lie nested in it, its base 5.5 mm out of the piece's (a small read
-  where two lay one in the other, the outer one seen);
+  where two lay one in the other, the outer one seen); where it names a smaller piece read on
+  the piece's tip ("instead"), the tower of two of a size stands in place of the two read;
 - "tower": an upright large piece may be a tower of smaller pieces (two or three mediums and
   smalls, bottom first in "towers"): such a tower's outline is nearly a large one's (the sizes
   are similar shapes and its top stands within a few millimetres of a large one's), so depth
@@ -127,6 +128,8 @@ def doubt_key(d: Mapping) -> tuple:
         return ("joined", d["piece"], min(q["id"] for q in d["with"])) + (("all",) if d.get("all") else ())
     if d["kind"] == "orientation":
         return ("orientation", d["piece"], d["as"])
+    if d.get("instead"):
+        return (d["kind"], d["piece"], d["instead"])
     return (d["kind"], d["piece"])
 
 
@@ -136,7 +139,7 @@ def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
     koan's doubts), the pieces an absent doubt puts back or its piece may be part of, and the two
     pieces a misfit doubt's piece may be."""
     out = dict(d)
-    for field in ("piece", "of"):
+    for field in ("piece", "of", "instead"):
         if field in out:
             out[field] = ids.get(out[field], out[field])
     for field in ("with", "then", "two"):
@@ -149,7 +152,7 @@ def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
 
 def named(d: Mapping) -> set[str]:
     """Every piece id the doubt names (the fields `renamed` puts through a map)."""
-    out = {d[f] for f in ("piece", "of") if f in d}
+    out = {d[f] for f in ("piece", "of", "instead") if f in d}
     for field in ("with", "then", "two"):
         out |= {q["id"] for q in d.get(field, ())}
     for t in d.get("their", ()):
@@ -213,6 +216,9 @@ def describe(d: Mapping) -> str:
     if k == "stacked":
         if d.get("where") == "in":
             return f"another piece of {d['piece']}'s size may be nested in it"
+        if d.get("instead"):
+            return (f"{d['piece']} and {d['instead']} may be two pieces of {d['piece']}'s size, "
+                    f"one stacked on the other")
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it"
     return _describe_missed(d)
 
@@ -315,7 +321,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         lift = p.axis * rest_offset(p.size, p.size)
         if doubt.get("where") == "under":  # p stands on the other one: lifted onto its tip
             other = replace(p, id=f"{p.id}-stack")
-            rest = [_shifted(q, lift) if q.id == p.id else q for q in pieces]
+            rest = [_shifted(q, lift) if q.id == p.id else q for q in pieces if q.id != doubt.get("instead")]
         else:  # the other one on p's tip, or ("in") lying in p, its base out of p's
             other = _shifted(replace(p, id=f"{p.id}-stack"), -lift if doubt.get("where") == "in" else lift)
             rest = list(pieces)
