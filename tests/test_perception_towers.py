@@ -101,20 +101,22 @@ def test_two_larges_stacked_read_as_a_small_on_a_larges_tip_may_be_the_tower_of_
     assert m.mark == "black" and m.judgment_call
 
 
-@pytest.mark.parametrize("where, lower_z, upper_size, doubted", [
-    ("on", 0.0, "small", True),  # a smaller piece on the tip of one on the table
-    ("on", 0.0, "large", False),  # a tower of one size already
-    ("on", 20.0, "small", False),  # the lower piece itself stands on another: its fit is no tower's lone fit
-    ("under", 0.0, "small", False),  # a piece found under the one fitted: the fit was the upper one
+@pytest.mark.parametrize("where, lower_z, upper_size, upper_color, doubted", [
+    ("on", 0.0, "small", "red", True),  # a smaller piece of its colour on the tip of one on the table
+    ("on", 0.0, "small", "blue", False),  # a tip of another colour is another piece
+    ("on", 0.0, "large", "red", False),  # a tower of one size already
+    ("on", 20.0, "small", "red", False),  # the lower piece itself stands on another: its fit is no tower's lone fit
+    ("under", 0.0, "small", "red", False),  # a piece found under the one fitted: the fit was the upper one
 ])
-def test_only_a_smaller_piece_added_on_a_grounded_pieces_tip_may_be_a_tower_of_one_size(where, lower_z, upper_size,
-                                                                                         doubted):
+def test_only_a_smaller_piece_of_its_colour_added_on_a_grounded_pieces_tip_may_be_a_tower_of_one_size(
+        where, lower_z, upper_size, upper_color, doubted):
     from dataclasses import replace
 
     from vision.towers import Candidate, same_size_tower_doubts
 
     lower = upright(Spec("p1", "red", "large"), (0, 0), 0).moved(np.eye(3), [0.0, 0.0, lower_z])
-    upper = replace(lower, id="p2", size=upper_size, position=(0.0, 0.0, lower_z + rest_offset("large", upper_size)))
+    upper = replace(lower, id="p2", size=upper_size, color=upper_color,
+                    position=(0.0, 0.0, lower_z + rest_offset("large", upper_size)))
     got = same_size_tower_doubts(Candidate(where, upper, lower), lower, upper)
     assert got == ([{"kind": "stacked", "piece": "p1", "where": "under", "instead": "p2"}] if doubted else [])
 
