@@ -38,7 +38,7 @@ import numpy as np
 
 from zendo.build import rest_offset
 from zendo.doubts import set_down, stacked_as
-from zendo.pieces import RAINBOW_COLORS, SIZES
+from zendo.pieces import RAINBOW_COLORS, SIZES, larger_sizes
 from zendo.relations import RelationsConfig
 from zendo.scene import Piece, Scene
 
@@ -615,7 +615,7 @@ def same_size_tower_doubts(added: Candidate, lower: Piece, upper: Piece) -> list
     sets 34 smaller pieces were added so, 4 of them on such towers; 15 of the 34 were one colour
     with their lower piece, 3 of the 4 among them."""
     if (added.where != "on" or not _on_the_table(lower) or upper.color != lower.color
-            or SIZES.index(upper.size) >= SIZES.index(lower.size)):
+            or lower.size not in larger_sizes(upper.size)):
         return []
     return [{"kind": "stacked", "piece": lower.id, "where": "under", "instead": upper.id}]
 

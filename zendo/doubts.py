@@ -133,16 +133,20 @@ def doubt_key(d: Mapping) -> tuple:
     return (d["kind"], d["piece"])
 
 
+ID_FIELDS = ("piece", "of", "instead")  # fields that hold one piece id
+PIECES_FIELDS = ("with", "then", "two")  # fields that hold pieces (dicts with an "id")
+
+
 def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
     """The doubt with every piece id it names put through `ids` (a frame's ids -> a tracker's,
     or a scorer's): its own piece, the other koan's pieces a joined doubt carries (and that
     koan's doubts), the pieces an absent doubt puts back or its piece may be part of, and the two
     pieces a misfit doubt's piece may be."""
     out = dict(d)
-    for field in ("piece", "of", "instead"):
+    for field in ID_FIELDS:
         if field in out:
             out[field] = ids.get(out[field], out[field])
-    for field in ("with", "then", "two"):
+    for field in PIECES_FIELDS:
         if field in out:
             out[field] = [{**q, "id": ids.get(q["id"], q["id"])} for q in out[field]]
     if "their" in out:
@@ -152,8 +156,8 @@ def renamed(d: Mapping, ids: Mapping[str, str]) -> dict:
 
 def named(d: Mapping) -> set[str]:
     """Every piece id the doubt names (the fields `renamed` puts through a map)."""
-    out = {d[f] for f in ("piece", "of", "instead") if f in d}
-    for field in ("with", "then", "two"):
+    out = {d[f] for f in ID_FIELDS if f in d}
+    for field in PIECES_FIELDS:
         out |= {q["id"] for q in d.get(field, ())}
     for t in d.get("their", ()):
         out |= named(t)
