@@ -212,6 +212,45 @@ def test_a_band_read_unsurely_may_be_any_colour():
     assert [d["color"] for d in _band_class_doubts(piece, ColorReading("red", BAND_P + 0.1, "black", 0.1))] == ["black"]
 
 
+def test_a_lower_pieces_band_read_black_may_be_any_colour():
+    """Fresh 407453, 407723: a yellow medium's band under a blue medium, in the upper one's
+    shadow, read black 0.98 with blue the runner-up, and "contains a medium yellow piece" was
+    marked wrong with no flag. Any colour darkens to black under a rim, so a lower piece's band
+    read black is doubted in every other colour; a band read in a colour, or a piece's own
+    reading that no rim shades, keeps its runner-up alone."""
+    from vision.colors import ColorReading
+    from vision.towers import _band_class_doubts
+
+    piece = upright(Spec("p9", "black", "medium"), (0, 0), 0)
+    shaded = _band_class_doubts(piece, ColorReading("black", 0.984, "blue", 0.016), under_a_rim=True)
+    assert [d["color"] for d in shaded] == ["red", "yellow", "green", "blue"]
+    assert all(d["kind"] == "class" and d["piece"] == "p9" and d["size"] == "medium" for d in shaded)
+    assert _band_class_doubts(piece, ColorReading("black", 0.984, "blue", 0.016)) == []
+    yellow = upright(Spec("p9", "yellow", "medium"), (0, 0), 0)
+    assert _band_class_doubts(yellow, ColorReading("yellow", 0.984, "green", 0.016), under_a_rim=True) == []
+
+
+def test_a_yellow_band_read_black_under_a_blue_medium_is_a_judgment_call():
+    """407453 end to end: a blue medium on a yellow one, rendered (seed 2) and boxed as one blue
+    medium; the towers stage finds the lower piece and reads its shaded band black, green the
+    runner-up. The Master hears that it may be yellow, so "at least one medium yellow piece" is a
+    judgment call."""
+    from zendo.relations import RelationsConfig, koan_facts
+    from zendo.rules import mark_perceived, parse_rule
+
+    truth = tower([Spec("a", "yellow", "medium"), Spec("b", "blue", "medium")], (0, 0), 45)
+    r, frame, cal = render_table(truth, seed=2)
+    res = perceive_one_frame(frame, cal, one_box(r, {"a", "b"}, "blue_medium"))
+    lower, upper = sorted(res.scene.pieces, key=lambda q: q.origin[2])
+    assert (lower.color, lower.size, upper.color, upper.size) == ("black", "medium", "blue", "medium")
+    doubts = doubts_of(res, "class")
+    assert {"kind": "class", "piece": lower.id, "color": "yellow", "size": "medium"} in doubts
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    rule = parse_rule("it contains at least one medium yellow piece")
+    m = mark_perceived(rule, facts(res.scene.pieces), list(res.scene.pieces), doubts, facts)
+    assert m.mark == "black" and m.judgment_call
+
+
 def test_a_tower_of_three_mediums_read_as_one_large_piece_may_be_that_tower():
     """Tuning table 920035: a tower of three mediums read as one black large, and "no large
     pieces" marked wrong with no flag. Its outline is nearly a large piece's (here all yellow:

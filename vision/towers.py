@@ -387,18 +387,22 @@ def _lower_color(colors: FrameColors, band: np.ndarray, foot_px: Callable[[], np
     return (None, both) if got is not None and colors.like_table(got, pixel_box(both)) else (got, both)
 
 
-def _band_class_doubts(piece: Piece, reading: ColorReading) -> list[dict]:
+def _band_class_doubts(piece: Piece, reading: ColorReading, under_a_rim: bool = False) -> list[dict]:
     """The class doubts of a piece whose colour a band gave: its runner-up colour where it is
     within reach (BAND_DOUBT_P), for a band in shadow can pass for black; and, for a reading
     under BAND_P (only a piece under one on the table is added on such), every other colour:
     before it was added, the "stacked" doubt offered the piece in each colour (held-out table
     950008: a yellow medium's band read red 0.77, black 0.14, left "contains a yellow piece"
-    wrong and unflagged)."""
+    wrong and unflagged). A lower piece's band (`under_a_rim`) read black is read in every other
+    colour too, however surely: the band lies under the upper piece's rim, in its shadow, where
+    any colour darkens to black, and depth's pixels for it straddle the upper piece's dark edge
+    (fresh 407453 and 407723: yellow mediums under blue ones read black 0.90 and 0.98, runner-up
+    green and blue, "contains a medium yellow piece" wrong with no flag)."""
     out = []
     if reading.runner_up != reading.color and reading.runner_up_p >= BAND_DOUBT_P:
         out.append({"kind": "class", "piece": piece.id, "color": reading.runner_up, "size": piece.size,
                     "p": round(reading.runner_up_p, 3)})
-    if reading.p < BAND_P:
+    if reading.p < BAND_P or (under_a_rim and reading.color == "black"):
         named = {reading.color} | {d["color"] for d in out}
         out += [{"kind": "class", "piece": piece.id, "color": c, "size": piece.size}
                 for c in RAINBOW_COLORS if c not in named]
@@ -570,14 +574,14 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         best, reading, box, v = added.candidate, added.reading, added.box, added.verdict
         color, p_color = reading.color, reading.p
         piece = replace(best.added, color=color)
-        doubts += _band_class_doubts(piece, reading)
+        doubts += _band_class_doubts(piece, reading, under_a_rim=best.where == "under")
         lower = best.moved
         if best.where == "on":  # the fitted piece is the lower one now: its box read the upper one's colour
             got, _ = _lower_color(colors, px[_under_rim(lower, piece, pts)],
                                   lambda: _foot_pixels(lower, piece, base_foot()))
             if got is not None:
                 lower = replace(lower, color=got.color)
-                doubts += _band_class_doubts(lower, got)
+                doubts += _band_class_doubts(lower, got, under_a_rim=True)
         pieces[i] = lower
         fits[i] = replace(fits[i], piece=lower)
         pieces.append(piece)
