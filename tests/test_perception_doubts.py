@@ -1118,6 +1118,25 @@ def test_the_classifiers_close_runner_up_and_a_size_image_and_depth_disagree_on_
     assert class_doubts([_fit(p)], [far]) == []
 
 
+def test_either_of_a_piece_read_twice_may_be_the_reading_not_there():
+    """Fresh 407720: a blue small lying beside a blue medium, read as a blue small standing
+    (fitted poorly) and a second blue small lying, boxed inside the first one's box; the double
+    doubt dropped the lying one, which left two upright pieces either way, and "two or more upright
+    pieces" was marked wrong with no flag. Which of the two readings is the piece is what the
+    camera does not know: the one that fits poorly may be the one not there."""
+    medium = upright(Spec("p19", "blue", "medium"), (40, -20), 0)
+    standing = upright(Spec("p18", "blue", "small"), (0, 0), 0)
+    lying = flat(Spec("x10", "blue", "small"), (-3, 15), 0)
+    seen = [medium, standing, lying]
+    double = {"kind": "absent", "piece": "x10", "confidence": 0.525, "why": "double", "of": "p18"}
+    assert [sorted(q.id for q in alt) for alt in alternatives(seen, double)] == [["p18", "p19"], ["p19", "x10"]]
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    m = mark_perceived(parse_rule("it contains two or more upright pieces"), facts(seen), seen, [double], facts)
+    assert m.mark == "white" and m.judgment_call
+    nest = {"kind": "absent", "piece": "x10", "why": "nest", "of": "p18"}
+    assert [sorted(q.id for q in alt) for alt in alternatives(seen, nest)] == [["p18", "p19"]]  # a cavity: one way
+
+
 def test_a_weak_detection_is_an_absent_doubt():
     from vision.doubts import ABSENT_CONF, absent_doubts
 
@@ -1142,7 +1161,8 @@ def test_a_piece_boxed_mostly_inside_a_box_of_a_piece_of_its_colour_may_be_that_
     assert double_doubts([fits[0], replace(fits[1], n_points=120)], det) == []  # the small stands on its own points
     apart = Detections(np.array([[315, 124, 329, 144], [300, 120, 316, 131]], np.float32), det.class_id, det.confidence)
     assert double_doubts(fits, apart) == []  # a box 6 % inside the other's: a neighbour
-    assert describe(double_doubts(fits, det)[0]) == "p7 may not be a piece: it may be part of p8 read twice"
+    assert describe(double_doubts(fits, det)[0]) == ("p7 may not be a piece: it may be part of p8 read twice, or p8 "
+                                                     "(which fits its depth poorly) may be p7 read wrong")
     assert renamed(double_doubts(fits, det)[0], {"p7": "A", "p8": "B"})["of"] == "B"
     absent = [d for d in doubts_on_a_flat_table([medium, small], fits, detections=det) if d["kind"] == "absent"]
     assert [(d["piece"], d.get("why")) for d in absent] == [("p7", "double")]  # a frame's doubts hold it

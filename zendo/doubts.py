@@ -13,7 +13,8 @@ alternative koan:
   pieces cannot both stand so, or the second of two standing pieces split from a poor lying fit
   only nearly within the pair limits, or the upper piece of a tower of one colour that a large
   piece's outline fits, "why": "one", or part of a poorly fitted piece of its colour boxed a
-  second time, "why": "double", "of": that piece, or one read in or on a piece of its colour on
+  second time, "why": "double", "of": that piece (which may be the one not there instead: the
+  second reading may be the piece's), or one read in or on a piece of its colour on
   one axis, which the camera cannot tell from that piece's cavity or rim, "why": "nest", "of":
   that piece); where the piece's presence
   moved another (a tower's lower piece found by its band lifts the upper one; the two of a
@@ -180,7 +181,8 @@ def describe(d: Mapping) -> str:
         if d.get("then"):
             return f"{d['piece']} may not be a piece: {d['then'][0]['id']} may stand alone"
         if d.get("why") == "double":
-            return f"{d['piece']} may not be a piece: it may be part of {d['of']} read twice"
+            return (f"{d['piece']} may not be a piece: it may be part of {d['of']} read twice, or {d['of']} "
+                    f"(which fits its depth poorly) may be {d['piece']} read wrong")
         if d.get("why") == "nest":
             return f"{d['piece']} may not be a piece: read in or on {d['of']}, of its colour, it may be {d['of']} read twice"
         return f"{d['piece']} may not be a piece"
@@ -296,6 +298,8 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
     elif kind == "absent":
         if doubt["piece"] in by_id and len(pieces) > 1:
             yield _without(pieces, [doubt])
+            if doubt.get("why") == "double" and doubt.get("of") in by_id:
+                yield [q for q in pieces if q.id != doubt["of"]]
     elif kind == "covers":
         p = by_id.get(doubt["piece"])
         if p is None:
