@@ -30,7 +30,7 @@ def judged(rule_text: str, pieces, doubts, rulings=None):
     return mark_perceived(rule, facts_of(pieces), pieces, doubts, facts_of, rulings)
 
 
-def doubts_on_a_flat_table(pieces, fits=(), stage_doubts=(), detections=None) -> list[dict]:
+def doubts_on_a_flat_table(pieces, fits=(), stage_doubts=(), detections=None, verdicts=None) -> list[dict]:
     """vision.doubts.frame_doubts on a frame of flat table everywhere, nothing standing, every
     point well inside the picture: the doubts the pieces and fits raise by themselves."""
     from vision.detect import Detections
@@ -38,7 +38,7 @@ def doubts_on_a_flat_table(pieces, fits=(), stage_doubts=(), detections=None) ->
 
     table = np.zeros((480, 640, 3), np.float32)
     middle = lambda pts: np.full((len(pts), 2), 300.0)
-    return frame_doubts(Scene(tuple(pieces)), list(fits), detections or Detections.empty(), None, table,
+    return frame_doubts(Scene(tuple(pieces)), list(fits), detections or Detections.empty(), verdicts, table,
                         np.ones((480, 640), bool), middle, None, stage_doubts)
 
 
@@ -1135,6 +1135,29 @@ def test_either_of_a_piece_read_twice_may_be_the_reading_not_there():
     assert m.mark == "white" and m.judgment_call
     nest = {"kind": "absent", "piece": "x10", "why": "nest", "of": "p18"}
     assert [sorted(q.id for q in alt) for alt in alternatives(seen, nest)] == [["p18", "p19"]]  # a cavity: one way
+
+
+def test_a_piece_whose_picture_reads_more_as_a_stone_or_nothing_than_as_a_pyramid_may_not_be_there():
+    """Fresh 407275: a black marking stone beside a blue large and a green medium, boxed by the
+    detector as a black small; the classifier, asked only which pyramid, read black small, though
+    pyramids had 0.13 of its whole reading. "Exactly two pieces" was marked wrong with no flag."""
+    from vision.classes import CLASS_ID
+    from vision.classify import PIECE_P, Verdict
+    from vision.doubts import unlike_a_piece_doubts
+
+    large, medium = upright(Spec("p7", "blue", "large"), (0, 0), 0), upright(Spec("p9", "green", "medium"), (30, -20), 0)
+    stone = flat(Spec("p5", "black", "small"), (-22, 15), 0)
+    fits = [_fit(large, 0.9, 0), _fit(medium, 0.9, 1), _fit(stone, 0.6, 2)]
+    sure = Verdict(CLASS_ID["blue_large"], 0.98, CLASS_ID["green_large"], 0.01, pyramid_p=0.99)
+    verdicts = [sure, sure, Verdict(CLASS_ID["black_small"], 0.48, CLASS_ID["black_medium"], 0.2, pyramid_p=0.13)]
+    got = unlike_a_piece_doubts(fits, verdicts)
+    assert got == [{"kind": "absent", "piece": "p5", "confidence": 0.6, "why": "crop", "p": 0.13}]
+    assert describe(got[0]) == "p5 may not be a piece: its picture reads as a stone or as nothing (pyramids 0.13)"
+    assert got[0] in doubts_on_a_flat_table([large, medium, stone], fits, verdicts=verdicts)  # a frame's doubts hold it
+    m = judged("it contains exactly two pieces", [large, medium, stone], got)
+    assert m.mark == "black" and m.judgment_call
+    pyramid_enough = verdicts[:2] + [replace(verdicts[2], pyramid_p=PIECE_P + 0.01)]
+    assert unlike_a_piece_doubts(fits, pyramid_enough) == []  # read as a pyramid more than not: a piece
 
 
 def test_a_weak_detection_is_an_absent_doubt():

@@ -51,7 +51,7 @@ from zendo.scene import Scene
 from zendo.shapes import near_pairs, shell_distance
 
 from .classes import PYRAMID_CLASSES
-from .classify import STONE_TALL_MM
+from .classify import PIECE_P, STONE_TALL_MM
 from .colors import TABLE_MM
 from .detect import EDGE_PX, FAINT_CONF, Detections, cut_by_edge, share_inside
 from .pose import ON_TABLE_MM, signed_distances
@@ -240,6 +240,25 @@ def absent_doubts(fits) -> list[dict]:
     on the tuning tables and left 2 fewer wrong marks unflagged."""
     return [{"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3)}
             for f in fits if f.confidence < ABSENT_CONF or f.hypothesis == "nested"]
+
+
+def unlike_a_piece_doubts(fits, verdicts) -> list[dict]:
+    """An "absent" doubt ("why": "crop", "p": the pyramids' share) for each piece whose crop the
+    classifier reads as pyramids under PIECE_P, the share at which it makes a detector's stone a
+    piece (`vision.classify`). Why: the detector's class (or a stone box's height) decides whether
+    the classifier gives the box a pyramid's classes or a stone's, so a stone boxed as a pyramid
+    is read as the likeliest pyramid however little its crop looks like one. Fresh
+    407275: a black marking stone beside a blue large, boxed as a black small, pyramids 0.13;
+    "exactly two pieces" was marked wrong with no flag. On the five tuning sets three fitted
+    pieces read under 0.6: this stone's like (900050, a stone, 0.07) and two pieces at 0.53 and
+    0.57."""
+    out = []
+    for f in fits:
+        v = verdicts[f.detection] if verdicts is not None and 0 <= f.detection < len(verdicts) else None
+        if v is not None and v.class_id < len(PYRAMID_CLASSES) and v.pyramid_p < PIECE_P:
+            out.append({"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3), "why": "crop",
+                        "p": round(v.pyramid_p, 3)})
+    return out
 
 
 DOUBLE_OVERLAP = 0.4  # a piece's box this much inside the box of a piece of its colour: see `double_doubts`
@@ -750,7 +769,7 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
     stage_doubts = [d for d in stage_doubts if "piece" not in d or d["piece"] in ids]
     absent = absent_doubts(fits)
     for more in (clash_doubts(scene.pieces, fits), double_doubts(fits, detections),
-                 one_colour_nest_doubts(scene.pieces, fits)):  # one per piece
+                 one_colour_nest_doubts(scene.pieces, fits), unlike_a_piece_doubts(fits, verdicts)):  # one per piece
         weak = {d["piece"] for d in absent}
         absent += [d for d in more if d["piece"] not in weak]
     doubts = without_repeats(

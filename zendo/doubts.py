@@ -14,7 +14,8 @@ alternative koan:
   only nearly within the pair limits, or the upper piece of a tower of one colour that a large
   piece's outline fits, "why": "one", or part of a poorly fitted piece of its colour boxed a
   second time, "why": "double", "of": that piece (which may be the one not there instead: the
-  second reading may be the piece's), or one read in or on a piece of its colour on
+  second reading may be the piece's), or one whose picture the classifier reads as a stone or
+  nothing more than as a pyramid, "why": "crop", or one read in or on a piece of its colour on
   one axis, which the camera cannot tell from that piece's cavity or rim, "why": "nest", "of":
   that piece); where the piece's presence
   moved another (a tower's lower piece found by its band lifts the upper one; the two of a
@@ -183,6 +184,8 @@ def describe(d: Mapping) -> str:
         if d.get("why") == "double":
             return (f"{d['piece']} may not be a piece: it may be part of {d['of']} read twice, or {d['of']} "
                     f"(which fits its depth poorly) may be {d['piece']} read wrong")
+        if d.get("why") == "crop":
+            return f"{d['piece']} may not be a piece: its picture reads as a stone or as nothing (pyramids {d['p']})"
         if d.get("why") == "nest":
             return f"{d['piece']} may not be a piece: read in or on {d['of']}, of its colour, it may be {d['of']} read twice"
         return f"{d['piece']} may not be a piece"
