@@ -1705,6 +1705,24 @@ def test_added_pieces_are_taken_together_only_within_a_bounded_number_of_koans()
     assert 70 * 15 > JOINT_ADDED_LIMIT >= 10 * 15
 
 
+def test_two_pieces_missed_where_depth_stands_are_taken_together_as_pieces_standing_there_past_the_bound():
+    """Fresh 408002: a koan of four read as two lying smalls, its blue and green mediums missed,
+    a "missed" doubt at each. Beside lying smalls each such doubt also adds the small's outer
+    nest, so the pair comes to more koans than JOINT_ADDED_LIMIT; tried with a piece standing at
+    each spot, "at least one green piece and at least one blue piece" is a judgment call."""
+    from zendo.doubts import JOINT_ADDED_LIMIT, _additions, joint_added_alternatives
+
+    smalls = [flat(Spec("p8", "yellow", "small"), (19, 122), 90), flat(Spec("p7", "red", "small"), (37, 161), 200)]
+    missed = [{"kind": "missed", "at": [16.7, 154.2], "height_mm": 29.4, "pixels": 95},
+              {"kind": "missed", "at": [13.5, 197.6], "height_mm": 27.7, "pixels": 194}]
+    assert len(_additions(smalls, missed[0])) * len(_additions(smalls, missed[1])) > JOINT_ADDED_LIMIT
+    both = list(joint_added_alternatives(smalls, missed))
+    assert len(both) == 15 * 15
+    assert all(alt[2].position == (16.7, 154.2, 0.0) and alt[3].position == (13.5, 197.6, 0.0) for alt, _ in both)
+    m = judged(GREEN_AND_BLUE, smalls, missed)
+    assert m.mark == "black" and m.judgment_call and len(m.doubts) == 2
+
+
 def test_two_pieces_hidden_where_the_camera_saw_nothing_amiss_are_not_taken_together():
     """Any upright piece may cover one: two such doubts together rest on nothing seen, and would
     flag most count and colour marks of any koan of two pieces."""

@@ -869,15 +869,34 @@ def joint_added_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
     Why: as with class and absent doubts, one camera misses pieces together. Tuning table 980041:
     a blue small hidden under a green medium that showed 39 pixels beside a red medium; the red
     one's "covers" doubt adds one hidden piece, its "misfit" doubt one piece standing by it, and
-    "at least one green and one blue piece" needs both (marked wrong with no flag)."""
+    "at least one green and one blue piece" needs both (marked wrong with no flag).
+
+    A pair past the limit is tried with what each of its doubts adds standing upright where it
+    saw something (`_standing_at_its_spot`) where that comes within it: fresh 408002, a koan of
+    four read as two lying smalls, its blue and green mediums missed with a "missed" doubt each
+    (35 and 20 additions: a piece standing there, or round either small as its outer nest), so
+    "at least one green piece and at least one blue piece" was wrong with no flag."""
     doubts = list(doubts)
     added = [(d, a) for d in doubts if (a := _additions(pieces, d))]
     for (d1, a1), (d2, a2) in combinations(added, 2):
-        if len(a1) * len(a2) > JOINT_ADDED_LIMIT or {d1["kind"], d2["kind"]} <= set(UNSEEN_KINDS):
+        if {d1["kind"], d2["kind"]} <= set(UNSEEN_KINDS):
             continue
+        if len(a1) * len(a2) > JOINT_ADDED_LIMIT:
+            a1, a2 = _standing_at_its_spot(a1, d1), _standing_at_its_spot(a2, d2)
+            if not a1 or not a2 or len(a1) * len(a2) > JOINT_ADDED_LIMIT:
+                continue
         for e1, e2 in product(a1, a2):
             if {q.id for q in e1}.isdisjoint(q.id for q in e2):
                 yield list(pieces) + e1 + e2, [dict(d1), dict(d2)]
+
+
+def _standing_at_its_spot(additions: list[list[Piece]], doubt: Mapping) -> list[list[Piece]]:
+    """Of a doubt's additions, the single pieces standing upright on the table where the doubt
+    saw something (its "at"; `_any_piece_standing`): none for a doubt with no such spot."""
+    if "at" not in doubt:
+        return []
+    x, y = float(doubt["at"][0]), float(doubt["at"][1])
+    return [e for e in additions if len(e) == 1 and e[0].position == (x, y, 0.0) and e[0].axis[2] > 0.999]
 
 
 TURNED_KINDS = ("orientation",)  # doubts that turn a piece where it stands
