@@ -249,9 +249,9 @@ def unlike_a_piece_doubts(fits, verdicts) -> list[dict]:
     the classifier gives the box a pyramid's classes or a stone's, so a stone boxed as a pyramid
     is read as the likeliest pyramid however little its crop looks like one. Fresh
     407275: a black marking stone beside a blue large, boxed as a black small, pyramids 0.13;
-    "exactly two pieces" was marked wrong with no flag. On the five tuning sets three fitted
-    pieces read under 0.6: this stone's like (900050, a stone, 0.07) and two pieces at 0.53 and
-    0.57."""
+    "exactly two pieces" was marked wrong with no flag. On the five tuning sets it is raised
+    once, on a stone read as a blue small (900050, pyramids 0.07); the true pieces read lowest
+    there were at 0.53 and 0.57."""
     out = []
     for f in fits:
         v = verdicts[f.detection] if verdicts is not None and 0 <= f.detection < len(verdicts) else None

@@ -896,7 +896,8 @@ def _standing_at_its_spot(additions: list[list[Piece]], doubt: Mapping) -> list[
     if "at" not in doubt:
         return []
     x, y = float(doubt["at"][0]), float(doubt["at"][1])
-    return [e for e in additions if len(e) == 1 and e[0].position == (x, y, 0.0) and e[0].axis[2] > 0.999]
+    return [e for e in additions
+            if len(e) == 1 and np.allclose(e[0].position, (x, y, 0.0), atol=1e-6) and e[0].axis[2] > 0.999]
 
 
 TURNED_KINDS = ("orientation",)  # doubts that turn a piece where it stands
