@@ -199,6 +199,15 @@ class Verdict:
         return c, p[c]
 
 
+def pyramid_verdict(fit, verdicts: Sequence["Verdict | None"] | None) -> "Verdict | None":
+    """The classifier's verdict on the box a piece was fitted from, where it read a pyramid there;
+    None for a piece a later stage added from no box of its own, or a box not read as a pyramid."""
+    if verdicts is None or not 0 <= fit.detection < len(verdicts):
+        return None
+    v = verdicts[fit.detection]
+    return v if v is not None and v.class_id < len(PYRAMID_CLASSES) else None
+
+
 class PieceClassifier:
     """Trained weights -> probabilities per crop; `refine` rewrites a frame's Detections."""
 

@@ -26,7 +26,7 @@ import numpy as np
 from zendo.scene import Piece, Scene
 from zendo.shapes import near_pairs
 
-from .classes import PYRAMID_CLASSES
+from .classify import pyramid_verdict
 from .colors import TABLE_MM, FrameColors
 from .pose import PieceFit, signed_distances
 
@@ -70,13 +70,6 @@ def _neighbours(pieces: list[Piece]) -> list[list[Piece]]:
     return out
 
 
-def _verdict(fit: PieceFit, verdicts):
-    if verdicts is None or not 0 <= fit.detection < len(verdicts):
-        return None
-    v = verdicts[fit.detection]
-    return v if v is not None and v.class_id < len(PYRAMID_CLASSES) else None
-
-
 def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np.ndarray, np.ndarray],
                  project: Callable[[np.ndarray], np.ndarray], colors: FrameColors
                  ) -> tuple[Scene, list[PieceFit], list[dict]]:
@@ -86,7 +79,7 @@ def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np
         return scene, fits, []
     table_pts, valid = heights
     up = valid & (table_pts[..., 2] > TABLE_MM)  # the table's own pixels are no piece's
-    checked = [(f, v) for f in fits if (v := _verdict(f, verdicts)) is not None]
+    checked = [(f, v) for f in fits if (v := pyramid_verdict(f, verdicts)) is not None]
     around = dict(zip((f.piece.id for f in fits), _neighbours([f.piece for f in fits])))
     readings = colors.read_many([own_pixels(f.piece, around[f.piece.id], table_pts, up, project) for f, _ in checked])
     recolored: dict[str, str] = {}

@@ -51,7 +51,7 @@ from zendo.scene import Scene
 from zendo.shapes import near_pairs, shell_distance
 
 from .classes import PYRAMID_CLASSES
-from .classify import PIECE_P, STONE_TALL_MM
+from .classify import PIECE_P, STONE_TALL_MM, pyramid_verdict
 from .colors import TABLE_MM
 from .detect import EDGE_PX, FAINT_CONF, Detections, cut_by_edge, share_inside
 from .pose import ON_TABLE_MM, signed_distances
@@ -252,13 +252,9 @@ def unlike_a_piece_doubts(fits, verdicts) -> list[dict]:
     "exactly two pieces" was marked wrong with no flag. On the five tuning sets it is raised
     once, on a stone read as a blue small (900050, pyramids 0.07); the true pieces read lowest
     there were at 0.53 and 0.57."""
-    out = []
-    for f in fits:
-        v = verdicts[f.detection] if verdicts is not None and 0 <= f.detection < len(verdicts) else None
-        if v is not None and v.class_id < len(PYRAMID_CLASSES) and v.pyramid_p < PIECE_P:
-            out.append({"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3), "why": "crop",
-                        "p": round(v.pyramid_p, 3)})
-    return out
+    return [{"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3), "why": "crop",
+             "p": round(v.pyramid_p, 3)}
+            for f in fits if (v := pyramid_verdict(f, verdicts)) is not None and v.pyramid_p < PIECE_P]
 
 
 DOUBLE_OVERLAP = 0.4  # a piece's box this much inside the box of a piece of its colour: see `double_doubts`
