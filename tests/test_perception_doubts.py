@@ -910,6 +910,71 @@ def test_a_joined_doubt_renamed_to_the_tracks_names_its_other_koan_by_them_too()
     assert [[q.id for q in alt] for alt in alternatives([replace(a, id="p7")], d)] == [["p7", "p1"]]
 
 
+def _koans_a_missed_piece_stands_between(gap: float = 80.0):
+    """A black medium lying and a red medium standing `gap` mm apart (centre to centre), and a
+    "missed" doubt half way: fresh table 408740, whose black large between them, black on a dark
+    table, the detector did not see."""
+    a = flat(Spec("p1", "black", "medium"), (0.0, 0.0), 0)
+    b = upright(Spec("p2", "red", "medium"), (gap, 0.0), 0)
+    missed = {"kind": "missed", "at": [gap / 2, 0.0], "height_mm": 33.2, "pixels": 304}
+    return a, b, missed
+
+
+def test_koans_a_missed_piece_would_stand_between_may_be_one_koan_with_it():
+    from zendo.doubts import bridged
+
+    a, b, missed = _koans_a_missed_piece_stands_between()
+    assert joined([a, b]) == []  # too far apart to be joined by themselves
+    ds = bridged([a, b], [missed])
+    assert sorted((d["piece"], [q["id"] for q in d["with"]], d["via"]) for d in ds) == [
+        ("p1", ["p2"], [40.0, 0.0]), ("p2", ["p1"], [40.0, 0.0])]
+    mine = next(d for d in ds if d["piece"] == "p1")
+    alts = list(alternatives([a], mine))
+    assert len(alts) == 15 and all([q.id for q in alt][:2] == ["p1", "p2"] and len(alt) == 3 for alt in alts)
+    assert {(alt[2].color, alt[2].size) for alt in alts} == {(c, s) for c in RAINBOW_COLORS
+                                                             for s in ("small", "medium", "large")}
+    assert all(np.allclose(alt[2].origin[:2], (40.0, 0.0)) for alt in alts)  # standing where depth saw it
+
+
+def test_a_count_of_upright_pieces_over_a_koan_a_missed_piece_joins_to_another_is_a_judgment_call():
+    """408740: "two or more upright pieces" over the black medium's koan; the piece missed there
+    alone makes one upright piece, the red medium's koan joined by it two."""
+    from zendo.doubts import bridged
+
+    a, b, missed = _koans_a_missed_piece_stands_between()
+    rule = "it contains two or more upright pieces"
+    assert not judged(rule, [a], [missed]).judgment_call
+    mine = next(d for d in bridged([a, b], [missed]) if d["piece"] == "p1")
+    m = judged(rule, [a], [missed, mine])
+    assert m.mark == "black" and m.judgment_call
+    assert m.doubts[0]["text"] == ("p1's koan and p2 may be one koan: a piece the camera missed at (40, 0) mm "
+                                   "would stand within 20 mm of both")
+
+
+def test_a_missed_piece_near_one_koan_only_joins_nothing():
+    from zendo.doubts import bridged
+
+    a, b, missed = _koans_a_missed_piece_stands_between(gap=200.0)
+    assert bridged([a, b], [dict(missed, at=[30.0, 0.0])]) == []  # beside p1, far from p2
+    assert bridged([a, b], [dict(missed, at=[100.0, 0.0])]) == []  # between, near neither
+
+
+def test_a_koan_joined_by_a_missed_piece_is_a_doubt_of_its_own_beside_the_koans_joined_as_they_are():
+    from zendo.doubts import bridged
+
+    a, b, missed = _koans_a_missed_piece_stands_between(gap=70.0)
+    plain = {doubt_key(d) for d in joined([a, b])}
+    via = {doubt_key(d) for d in bridged([a, b], [missed])}
+    assert len(plain) == 2 and len(via) == 2 and not plain & via
+
+
+def test_a_frames_missed_pieces_join_the_koans_they_stand_between():
+    a, b, missed = _koans_a_missed_piece_stands_between()
+    out = doubts_on_a_flat_table([a, b], stage_doubts=[missed])
+    assert sorted(d["piece"] for d in out if d["kind"] == "joined" and d.get("via") == [40.0, 0.0]) == ["p1", "p2"]
+    assert all("their" not in d for d in out if d["kind"] == "joined")
+
+
 # ----------------------------------------------------------------------------- the Master's word
 
 

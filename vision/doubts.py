@@ -43,7 +43,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from zendo.doubts import covers, held, joined, with_their_doubts
+from zendo.doubts import bridged, covers, held, joined, with_their_doubts
 from zendo.koans import KOAN_GAP_MM
 from zendo.pieces import PYRAMID_SIZES, larger_sizes
 from zendo.relations import RelationsConfig, orientation
@@ -776,4 +776,4 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         + box_doubts(scene, *untaken, table_pts, valid, project, detections)
         + edge_doubts(scene, project, valid.shape)
         + joined(scene.pieces) + held(scene.pieces) + list(stage_doubts))
-    return with_their_doubts(doubts + lying_stack_doubts(scene.pieces, doubts))
+    return with_their_doubts(doubts + lying_stack_doubts(scene.pieces, doubts) + bridged(scene.pieces, doubts))
