@@ -1788,6 +1788,35 @@ def test_two_pieces_missed_where_depth_stands_are_taken_together_as_pieces_stand
     assert m.mark == "black" and m.judgment_call and len(m.doubts) == 2
 
 
+def test_a_colour_misread_and_a_piece_hidden_under_it_are_taken_together():
+    """Fresh 408703: a blue medium read black (its class doubt: blue) with a yellow small hidden
+    under it, beside a green medium and a red small. Neither alone gives the koan all four
+    colours; together they do, so the mark is a judgment call naming both."""
+    from zendo.doubts import joint_recoloured_added_alternatives
+
+    koan = [lone("black", "medium"), upright(Spec("p2", "green", "medium"), (40, 0), 0),
+            upright(Spec("p3", "red", "small"), (0, 40), 0)]
+    doubts = [{"kind": "class", "piece": "p1", "color": "blue", "size": "medium", "p": 0.529},
+              {"kind": "covers", "piece": "p1"}]
+    rule = "it contains at least one piece of each of the four colors"
+    for d in doubts:
+        assert not judged(rule, koan, [d]).judgment_call
+    together = list(joint_recoloured_added_alternatives(koan, doubts))
+    assert together and all(alt[0].color == "blue" and len(alt) == 4 for alt, _ in together)
+    m = judged(rule, koan, doubts)
+    assert m.mark == "black" and m.judgment_call and {d["kind"] for d in m.doubts} == {"class", "covers"}
+
+
+def test_a_size_misread_is_not_taken_together_with_a_piece_added():
+    """A piece read another size moves where it rests (`read_as`), and what another doubt adds
+    was placed by the piece as read: only a colour is changed beside an addition."""
+    from zendo.doubts import joint_recoloured_added_alternatives
+
+    koan = [lone("black", "medium")]
+    doubts = [{"kind": "class", "piece": "p1", "color": "black", "size": "large"}, {"kind": "covers", "piece": "p1"}]
+    assert list(joint_recoloured_added_alternatives(koan, doubts)) == []
+
+
 def test_two_pieces_hidden_where_the_camera_saw_nothing_amiss_are_not_taken_together():
     """Any upright piece may cover one: two such doubts together rest on nothing seen, and would
     flag most count and colour marks of any koan of two pieces."""

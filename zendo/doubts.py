@@ -802,7 +802,8 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
     where none does, the class doubts that do together (`joint_class_alternatives`), then the
     absent doubts (`joint_absent_alternatives`), then two that each add a piece
     (`joint_added_alternatives`), then a piece turned with a piece added
-    (`joint_turned_added_alternatives`). One facts
+    (`joint_turned_added_alternatives`), then a piece's colour misread with a piece added
+    (`joint_recoloured_added_alternatives`). One facts
     cache serves them all: many doubts' alternatives share a geometry (every colour a class,
     covers or missed doubt tries; the joint readings' sizes). A caller marking one koan under
     several rules passes one `FactsCache` as `facts_of`, and the rules share it too."""
@@ -815,7 +816,8 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
     for alt, together in chain(joint_class_alternatives(pieces, open_doubts),
                                joint_absent_alternatives(pieces, open_doubts),
                                joint_added_alternatives(pieces, open_doubts),
-                               joint_turned_added_alternatives(pieces, open_doubts)):
+                               joint_turned_added_alternatives(pieces, open_doubts),
+                               joint_recoloured_added_alternatives(pieces, open_doubts)):
         if evaluate(facts(alt)) != white:
             return [dict(d) for d in together]
     return out
@@ -980,6 +982,32 @@ def joint_turned_added_alternatives(pieces: Sequence[Piece], doubts: Iterable[Ma
             continue
         for alt, extra in product(t1, a2):
             yield alt + extra, [dict(d1), dict(d2)]
+
+
+def joint_recoloured_added_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
+                                        ) -> Iterator[tuple[list[Piece], list[dict]]]:
+    """The koans with one piece in the colour a class doubt reads it (its size as read) and the
+    pieces another doubt adds, each with the two doubts; pairs past JOINT_ADDED_LIMIT koans are
+    not tried.
+
+    Why: a colour misread and a piece unseen are two readings of one camera, and a rule of
+    colours may need both. Fresh table 408703: a tower of a blue medium with a green one on it
+    and a yellow small hidden under it, the blue read black (its class doubt: blue, 0.53);
+    "at least one piece of each of the four colours" needs the blue and the hidden yellow at
+    once, and was wrong with no flag. A piece hidden under one ("covers") is paired here, as a
+    class doubt rests on what the camera saw; only colours are changed, so each koan shares its
+    relations with the addition's own (`FactsCache`)."""
+    doubts = list(doubts)
+    by_id = {p.id: p for p in pieces}
+    recoloured = [d for d in doubts if d["kind"] == "class" and d["piece"] in by_id
+                  and d["size"] == by_id[d["piece"]].size and d["color"] != by_id[d["piece"]].color]
+    added = [(d, a) for d in doubts if recoloured and (a := _additions(pieces, d))]
+    for d1, (d2, a2) in product(recoloured, added):
+        if len(a2) > JOINT_ADDED_LIMIT:
+            continue
+        koan = [replace(q, color=d1["color"]) if q.id == d1["piece"] else q for q in pieces]
+        for extra in a2:
+            yield koan + extra, [dict(d1), dict(d2)]
 
 
 def _additions(pieces: Sequence[Piece], doubt: Mapping) -> list[list[Piece]]:
