@@ -665,6 +665,21 @@ def test_a_piece_held_on_one_side_only_would_topple_so_an_unseen_piece_may_hold_
     assert held([a, on_one]) == []
 
 
+def test_a_piece_on_one_of_two_tips_17_mm_apart_is_held_where_the_tip_meets_it_and_topples():
+    """Fresh 409427: a yellow small laid across two black smalls' tips 17 mm apart, one of them
+    missed, fitted 2.5 mm over the other. Counted from where the tip meets it, its centre of
+    mass lies 4 mm beyond (every part of its surface within HELD_MM of the tip took in a third
+    of its length, and held its centre by 2.3 mm)."""
+    from zendo.doubts import BALANCE_MM, held, off_balance
+
+    a, b = upright(Spec("a", "black", "small"), (0, 0), 0), upright(Spec("b", "black", "small"), (17, 0), 0)
+    across = flat_across([a, b], Spec("c", "yellow", "small"), heading=0)
+    fitted = replace(across, position=tuple(np.asarray(across.position) + (0.0, 0.0, 2.5)))
+    assert off_balance(fitted, [a]) > BALANCE_MM
+    assert [d.get("why") for d in held([a, fitted])] == ["balance"]
+    assert off_balance(across, [a, b]) == 0.0 and held([a, b, fitted]) == []  # both tips seen hold it
+
+
 def test_a_piece_held_on_one_side_only_makes_a_count_of_upright_pieces_a_judgment_call():
     a, b = upright(Spec("a", "red", "small"), (0, 0), 0), upright(Spec("b", "blue", "small"), (25, 0), 0)
     across = flat_across([a, b], Spec("c", "yellow", "small"), heading=0)

@@ -119,6 +119,7 @@ BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside th
 JOIN_MM = 40.0  # koans closer than this (solid to solid) may be one: see `joined`
 HELD_MM = 6.0  # a raised piece with a lower one this near (solid to solid) is held by it: see `held`
 BALANCE_MM = 3.0  # ... unless its centre of mass lies this far (x, y) outside where they touch it: see `off_balance`
+BALANCE_TOUCH_MM = 2.0  # where a holder touches: p's surface within this of where the holder comes nearest
 LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies (`lies_low`, which vision.nested reads too)
 SET_DOWN_MIN_MM = 1.0  # a piece read larger is also tried on the table when it stands higher: see `read_as`
 SET_DOWN_SLACK_MM = 2.0  # ... by at most the sizes' difference in height and this
@@ -443,13 +444,23 @@ def held(pieces: Sequence[Piece]) -> list[dict]:
 
 def off_balance(p: Piece, holders: Sequence[Piece]) -> float:
     """How far (mm, in x, y) p's centre of mass lies outside the hull of where `holders` touch it
-    (its surface within HELD_MM of theirs: a fit errs by a few millimetres); 0 inside, infinite
-    where none comes that near."""
+    (for each holder that comes within HELD_MM of it, solid to solid: a fit errs by a few
+    millimetres, its surface within BALANCE_TOUCH_MM of where it comes nearest); 0 inside,
+    infinite where none comes that near.
+
+    Why where each comes nearest, not all of p's surface within HELD_MM: a small lying on one
+    small's tip is touched there, at a point, but 6 mm takes in a third of its length, whose hull
+    then holds its centre (fresh 409427 and 408425: a small laid across two upright smalls' tips,
+    one of them missed, read 2.3 and 2.1 mm off balance against 4.2 and 4.4 mm measured from where
+    the tip meets it; "two or more upright pieces" wrong with no flag)."""
     s = p.origin + surface_samples(p.size) @ p.matrix.T
     touch = np.zeros(len(s), bool)
     for q in holders:
         n, d = piece_planes(q)
-        touch |= (s @ n.T - d).max(axis=1) < HELD_MM
+        gap = (s @ n.T - d).max(axis=1)
+        nearest = float(gap.min())
+        if nearest < HELD_MM:
+            touch |= gap < max(nearest, 0.0) + BALANCE_TOUCH_MM
     if not touch.any():
         return float("inf")
     centre = p.origin + p.matrix @ solid_centroid(p.size)
