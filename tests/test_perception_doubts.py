@@ -1828,8 +1828,23 @@ def test_a_size_misread_is_not_taken_together_with_a_piece_added():
     from zendo.doubts import joint_recoloured_added_alternatives
 
     koan = [lone("black", "medium")]
-    doubts = [{"kind": "class", "piece": "p1", "color": "black", "size": "large"}, {"kind": "covers", "piece": "p1"}]
+    doubts = [{"kind": "class", "piece": "p1", "color": "black", "size": "large", "p": 0.6},
+              {"kind": "covers", "piece": "p1"}]
     assert list(joint_recoloured_added_alternatives(koan, doubts)) == []
+
+
+def test_a_colour_the_camera_gave_little_of_its_reading_is_not_taken_together_with_a_piece_added():
+    """Every other colour of a band read black, or a runner-up at a few per cent, would pair
+    with every piece a "covers" doubt hides: RECOLOURED_P of the reading at least."""
+    from zendo.doubts import RECOLOURED_P, joint_recoloured_added_alternatives
+
+    koan = [lone("black", "medium")]
+    covers_it = {"kind": "covers", "piece": "p1"}
+    for weak in ({"kind": "class", "piece": "p1", "color": "blue", "size": "medium"},
+                 {"kind": "class", "piece": "p1", "color": "blue", "size": "medium", "p": RECOLOURED_P / 2}):
+        assert list(joint_recoloured_added_alternatives(koan, [weak, covers_it])) == []
+    strong = {"kind": "class", "piece": "p1", "color": "blue", "size": "medium", "p": RECOLOURED_P}
+    assert list(joint_recoloured_added_alternatives(koan, [strong, covers_it]))
 
 
 def test_two_pieces_hidden_where_the_camera_saw_nothing_amiss_are_not_taken_together():
