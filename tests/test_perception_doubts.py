@@ -983,6 +983,21 @@ def test_a_koan_joined_by_a_missed_piece_is_a_doubt_of_its_own_beside_the_koans_
     assert len(plain) == 2 and len(via) == 2 and not plain & via
 
 
+def test_two_pieces_of_a_koan_as_near_a_missed_piece_as_each_other_join_it_all_the_same():
+    """Two pieces of one koan the same distance from the place (the pipeline compared the pieces
+    themselves on a tie and failed on 407200-)."""
+    from zendo.doubts import bridged
+    from zendo.shapes import solid_distance
+
+    pair = [upright(Spec("p1", "blue", "medium"), (0, 24), 0), upright(Spec("p2", "blue", "medium"), (0, -24), 0)]
+    koan = pair + [upright(Spec("p3", "red", "medium"), (-20, 0), 0)]
+    other = upright(Spec("p4", "green", "medium"), (80, 0), 0)
+    probe = Piece("x", "red", "large", (40.0, 0.0, 0.0))
+    assert solid_distance(probe, pair[0]) == solid_distance(probe, pair[1])  # a tie
+    ds = bridged(koan + [other], [{"kind": "missed", "at": [40.0, 0.0], "height_mm": 30.0, "pixels": 200}])
+    assert sorted(d["piece"] for d in ds) == ["p1", "p4"]
+
+
 def test_a_frames_missed_pieces_join_the_koans_they_stand_between():
     a, b, missed = _koans_a_missed_piece_stands_between()
     out = doubts_on_a_flat_table([a, b], stage_doubts=[missed])

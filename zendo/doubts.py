@@ -546,7 +546,7 @@ def bridged(pieces: Sequence[Piece], missed: Iterable[Mapping], gap_mm: float = 
         probe = Piece("bridge", RAINBOW_COLORS[0], SIZES[-1], (x, y, 0.0))
         near = {}  # koan index -> (gap, its nearest piece)
         for n, k in enumerate(koans):
-            gap, mine = min((solid_distance(probe, by_id[pid]), by_id[pid]) for pid in k.piece_ids)
+            gap, mine = min(((solid_distance(probe, by_id[pid]), by_id[pid]) for pid in k.piece_ids), key=lambda t: t[0])
             if gap <= gap_mm:
                 near[n] = (gap, mine)
         via = [round(x, 1), round(y, 1)]
