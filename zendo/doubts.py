@@ -385,7 +385,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             one = list(pieces) + [q for q in map(piece_from_dict, doubt["with"]) if q.id not in by_id]
             if "via" in doubt:  # joined by the piece missed there: it stands in the one koan
                 x, y = float(doubt["via"][0]), float(doubt["via"][1])
-                for q in _any_piece_standing(f"m{round(x)}_{round(y)}", (x, y)):
+                for q in _any_piece_standing(_missed_id(x, y), (x, y)):
                     yield one + [q]
                 return
             yield one
@@ -400,7 +400,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             for c in RAINBOW_COLORS:
                 yield rest + [first, replace(second, color=c)]
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
-        pid = f"m{round(x)}_{round(y)}"
+        pid = _missed_id(x, y)
         extra = list(_any_piece_standing(pid, (x, y)))
         if doubt.get("seen") == "stone":  # what passed for a stone: a small piece lying there
             extra += [q for c in RAINBOW_COLORS for q in turned(Piece(pid, c, "small", (x, y, 0.0)), "flat")]
@@ -514,8 +514,7 @@ def joined(pieces: Sequence[Piece], within_mm: float = JOIN_MM, gap_mm: float = 
             if key not in nearest or d < nearest[key][0]:
                 nearest[key] = (d, mine)
     by_id = {p.id: p for p in pieces}
-    pairs = [{"kind": "joined", "piece": mine.id, "gap_mm": round(float(d), 1),
-              "with": [by_id[q].to_dict() for q in koans[other].piece_ids]}
+    pairs = [_joined_doubt(mine, d, [by_id[q] for q in koans[other].piece_ids])
              for (_, other), (d, mine) in sorted(nearest.items(), key=lambda kv: kv[0])]
     return pairs + _strings(koans, nearest, by_id)
 
@@ -552,15 +551,25 @@ def bridged(pieces: Sequence[Piece], missed: Iterable[Mapping], gap_mm: float = 
         via = [round(x, 1), round(y, 1)]
         for a, b in permutations(sorted(near), 2):
             gap, mine = near[a]
-            out.append({"kind": "joined", "piece": mine.id, "gap_mm": round(float(gap), 1),
-                        "with": [by_id[q].to_dict() for q in koans[b].piece_ids], "via": via})
+            out.append(_joined_doubt(mine, gap, [by_id[q] for q in koans[b].piece_ids], via=via))
         if len(near) >= 3:
             for a in sorted(near):
                 gap, mine = near[a]
-                out.append({"kind": "joined", "piece": mine.id, "gap_mm": round(float(gap), 1), "all": True,
-                            "with": [by_id[q].to_dict() for b in sorted(near) if b != a for q in koans[b].piece_ids],
-                            "via": via})
+                others = [by_id[q] for b in sorted(near) if b != a for q in koans[b].piece_ids]
+                out.append(_joined_doubt(mine, gap, others, all=True, via=via))
     return out
+
+
+def _joined_doubt(mine: Piece, gap: float, others: Sequence[Piece], **extra) -> dict:
+    """A "joined" doubt on `mine`, `gap` mm from the other koan(s), carrying their pieces; `extra`:
+    `all` (a string of koans), `via` (the place a missed piece would join them)."""
+    return {"kind": "joined", "piece": mine.id, "gap_mm": round(float(gap), 1),
+            "with": [q.to_dict() for q in others], **extra}
+
+
+def _missed_id(x: float, y: float) -> str:
+    """The id of a piece a doubt stands at a place where the camera missed one."""
+    return f"m{round(x)}_{round(y)}"
 
 
 def with_their_doubts(doubts: Sequence[Mapping]) -> list[dict]:
@@ -597,8 +606,7 @@ def _strings(koans, nearest: dict[tuple[int, int], tuple[float, Piece]], by_id: 
         for k in string:
             d, mine = min((nearest[(k, o)] for o in reach[k]), key=lambda t: t[0])
             others = [pid for o in string if o != k for pid in koans[o].piece_ids]
-            out.append({"kind": "joined", "piece": mine.id, "gap_mm": round(float(d), 1), "all": True,
-                        "with": [by_id[q].to_dict() for q in others]})
+            out.append(_joined_doubt(mine, d, [by_id[q] for q in others], all=True))
     return out
 
 
