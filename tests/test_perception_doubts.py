@@ -13,7 +13,7 @@ import pytest
 
 from zendo.build import Spec, flat, flat_across, tower, upright
 from zendo.doubts import JOIN_MM, alternatives, covers, describe, doubt_key, doubts_for, joined, renamed
-from zendo.pieces import RAINBOW_COLORS
+from zendo.pieces import PYRAMID_SIZES, RAINBOW_COLORS
 from zendo.relations import RelationsConfig, koan_facts
 from zendo.rules import mark_perceived, parse_rule
 from zendo.scene import Piece, Scene
@@ -373,6 +373,18 @@ def test_doubts_for_a_koan_are_its_pieces_and_places_near_them():
     assert doubts_for(pieces, ds) == [ds[0], ds[2]]
 
 
+def test_a_place_where_a_piece_was_missed_just_beyond_a_lying_large_pieces_tip_concerns_its_koan():
+    """A lying large reaches 44.5 mm from its origin: a piece missed past its tip stands in its
+    koan though 60 mm and more from the origin (fresh 410757: a black large 20 mm past a green
+    large's tip, 62.5 mm from its origin, counted with no koan)."""
+    lying = flat(Spec("p1", "green", "large"), (0.0, 0.0), 0.0)  # tip towards +x, at x = 32
+    beyond_tip = {"kind": "missed", "at": [60.0, 0.0]}
+    assert float(np.linalg.norm(lying.origin[:2] - (60.0, 0.0))) > 70  # far from the origin ...
+    assert doubts_for([lying], [beyond_tip]) == [beyond_tip]  # ... a large there within the koan gap
+    for farther in ([75.0, 0.0], [-75.0, 0.0], [0.0, 70.0]):  # past the gap, beyond base or side
+        assert doubts_for([lying], [{"kind": "missed", "at": farther}]) == []
+
+
 # ----------------------------------------------------------------------------- misfit
 
 
@@ -597,7 +609,7 @@ def test_a_row_of_four_unseen_pieces_is_tried_all_alike_and_all_different():
     from itertools import combinations_with_replacement
 
     from zendo.doubts import row_colourings
-    from zendo.pieces import RAINBOW_COLORS
+    from zendo.pieces import PYRAMID_SIZES, RAINBOW_COLORS
 
     assert set(row_colourings(3)) == set(combinations_with_replacement(RAINBOW_COLORS, 3))
     four = list(row_colourings(4))
@@ -1344,26 +1356,43 @@ def test_at_the_pictures_edge_a_smaller_unexplained_blob_is_a_missed_doubt():
     assert blob_at(70) == []  # the same blob in the middle is too small to be a piece
 
 
+def _thin_wedge_doubts(height_mm: float) -> list[dict]:
+    """The missed doubts of a wedge of depth `height_mm` up, 1 px wide at its top and 5 at its
+    foot (a small piece seen from the side): big enough as it stands, not once opened."""
+    from vision.detect import Detections
+    from vision.doubts import missed_doubts
+
+    pts = np.zeros((120, 160, 3), np.float32)
+    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    for k, row in enumerate(range(40, 60)):
+        w = 1 + k // 5
+        pts[row, 80 - w // 2:80 - w // 2 + w, 2] = height_mm
+    return missed_doubts(Scene(), Detections.empty(), pts, np.ones((120, 160), bool))
+
+
+_WEDGE_PX = sum(1 + k // 5 for k in range(20))
+
+
 def test_a_thin_unexplained_blob_standing_tall_is_a_missed_doubt():
     """A small piece standing, seen from the side, is a thin wedge in depth: the 3 x 3 opening
     that takes the noise off a blob leaves less of it than a piece's size line; its height tells
     it from the noise (fresh tables 400184, 401136: a lone small read as nothing)."""
-    from vision.detect import Detections
-    from vision.doubts import MISSED_MIN_PX, THIN_STANDING_MM, missed_doubts
+    from vision.doubts import MISSED_MIN_PX, THIN_STANDING_MM
 
-    def wedge(height_mm: float) -> list[dict]:
-        pts = np.zeros((120, 160, 3), np.float32)
-        pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
-        for k, row in enumerate(range(40, 60)):  # 1 px wide at its top, 5 at its foot
-            w = 1 + k // 5
-            pts[row, 80 - w // 2:80 - w // 2 + w, 2] = height_mm
-        return missed_doubts(Scene(), Detections.empty(), pts, np.ones((120, 160), bool))
+    assert _WEDGE_PX >= MISSED_MIN_PX  # big enough as it stands, not once opened
+    (d,) = _thin_wedge_doubts(PYRAMID_SIZES["small"].height - 5)
+    assert d["kind"] == "missed" and d["pixels"] == _WEDGE_PX
+    assert _thin_wedge_doubts(THIN_STANDING_MM - 5) == []  # as low as the noise on a far, dark table: nothing
 
-    area = sum(1 + k // 5 for k in range(20))
-    assert area >= MISSED_MIN_PX  # big enough as it stands, not once opened
-    (d,) = wedge(THIN_STANDING_MM + 5)
-    assert d["kind"] == "missed" and d["pixels"] == area
-    assert wedge(THIN_STANDING_MM - 5) == []  # as low as the noise on a far, dark table: nothing
+
+def test_a_thin_unexplained_blob_as_tall_as_a_small_lying_is_a_missed_doubt():
+    """A small lying tops out at its base's edge, 14.3 mm up, not at the standing small's 25 mm:
+    its blob stands that tall (fresh 410433: a blue small on a cloth of blue squares, 64 px, 21
+    left by the opening, 90th percentile 14.8 mm, read as nothing, a koan of one unseen); the far,
+    dark table's noise blobs stood under 12 mm."""
+    (d,) = _thin_wedge_doubts(PYRAMID_SIZES["small"].width - 0.5)
+    assert d["kind"] == "missed" and d["pixels"] == _WEDGE_PX
+    assert _thin_wedge_doubts(11.5) == []
 
 
 def _edge_patch(rise_mm: float, rgb_patch=(200, 30, 30), noise_mm: float = 1.0, seed: int = 0):

@@ -117,6 +117,9 @@ COVER_HEIGHT_MM = 3.0  # a piece whose base is this close to the table can sit o
 TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it: touching, as it rests there
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
 JOIN_MM = 40.0  # koans closer than this (solid to solid) may be one: see `joined`
+MISSED_NEAR_MM = 60.0  # a "missed" doubt this near a piece's origin (x, y) concerns its koan: `missed_near`
+_LARGE = PYRAMID_SIZES[SIZES[-1]]
+_MISSED_REACH_MM = 2 * _LARGE.bounding_radius + KOAN_GAP_MM  # origins farther apart: no piece comes within the gap
 HELD_MM = 6.0  # a raised piece with a lower one this near (solid to solid) is held by it: see `held`
 BALANCE_MM = 3.0  # ... unless its centre of mass lies this far (x, y) outside where they touch it: see `off_balance`
 BALANCE_TOUCH_MM = 2.0  # where a holder touches: p's surface within this of where the holder comes nearest
@@ -542,7 +545,7 @@ def bridged(pieces: Sequence[Piece], missed: Iterable[Mapping], gap_mm: float = 
     out = []
     for d in missed:
         x, y = float(d["at"][0]), float(d["at"][1])
-        probe = Piece("bridge", RAINBOW_COLORS[0], SIZES[-1], (x, y, 0.0))
+        probe = _standing_large((x, y))
         near = {}  # koan index -> (gap, its nearest piece)
         for n, k in enumerate(koans):
             gap, mine = min(((solid_distance(probe, by_id[pid]), by_id[pid]) for pid in k.piece_ids), key=lambda t: t[0])
@@ -799,17 +802,34 @@ def _at_gap(p: Piece, spec: Spec, lying: float | None, u: np.ndarray, gap: float
 
 
 def doubts_for(pieces: Sequence[Piece], doubts: Iterable[Mapping]) -> list[dict]:
-    """The doubts that concern this koan (its pieces, or places near them)."""
+    """The doubts that concern this koan (its pieces, or places near them: `missed_near`)."""
     ids = {p.id for p in pieces}
-    xy = np.array([p.origin[:2] for p in pieces]) if pieces else np.zeros((0, 2))
-    out = []
-    for d in doubts:
-        if d["kind"] == "missed":
-            if len(xy) and float(np.min(np.linalg.norm(xy - np.asarray(d["at"][:2], float), axis=1))) <= d.get("near_mm", 60.0):
-                out.append(dict(d))
-        elif d.get("piece") in ids:
-            out.append(dict(d))
-    return out
+    return [dict(d) for d in doubts
+            if (missed_near(pieces, d["at"]) if d["kind"] == "missed" else d.get("piece") in ids)]
+
+
+def missed_near(pieces: Sequence[Piece], at: Sequence[float]) -> bool:
+    """Whether a piece the camera missed at `at` (x, y) may be one of this koan's: some piece's
+    origin within MISSED_NEAR_MM of the place, or a large piece standing there within the koan
+    gap of some piece's solid (as `bridged` asks).
+
+    Why the solid too: a lying large reaches 44.5 mm from its origin (its base's middle), so the
+    origins alone leave out a piece missed just beyond its tip. Fresh 410757: a black large
+    standing 20 mm from a lying green large's tip, 62.5 mm from its origin, seen in depth (a
+    "missed" doubt, 322 px) and counted with no koan: "all flat" marked wrong, no flag."""
+    if not pieces:
+        return False
+    xy = np.asarray(at[:2], float)
+    far = np.linalg.norm(np.array([p.origin[:2] for p in pieces]) - xy, axis=1)
+    if float(far.min()) <= MISSED_NEAR_MM:
+        return True
+    probe = _standing_large(xy)
+    return any(solid_distance(probe, p) <= KOAN_GAP_MM for p, r in zip(pieces, far) if r <= _MISSED_REACH_MM)
+
+
+def _standing_large(xy: Sequence[float]) -> Piece:
+    """The farthest any piece standing at a place reaches: a large one, upright there."""
+    return Piece("probe", RAINBOW_COLORS[0], SIZES[-1], (float(xy[0]), float(xy[1]), 0.0))
 
 
 FactsOf = Callable[[Sequence[Piece]], KoanFacts]
