@@ -91,3 +91,33 @@ def test_a_pieces_own_pixels_are_on_its_solid_and_clear_of_its_neighbour(small_b
     pts = table_pts[rows, cols].astype(float)
     assert (signed_distances(small, pts) < OWN_MM).all()
     assert (signed_distances(small, pts) < signed_distances(large, pts) - CLEAR_MM).all()
+
+
+def test_a_piece_whose_picture_and_own_pixels_read_two_colours_may_be_a_tower_of_its_size():
+    """Fresh 411224 and 410649: towers of three smalls read as one small (the fit a few mm off
+    the axis, so the tower stage's depth test saw through 0.4-0.5 of any tower there); the crop
+    read blue (0.9), the piece's own pixels green (0.99): the class doubt alone offered only the
+    one piece recoloured, and "two or more upright pieces", "touching" and the colour rules were
+    marked wrong with no flag."""
+    from vision.color_check import TOWER_READ_P, two_colours_doubt
+    from vision.colors import ColorReading
+    from zendo.build import flat
+    from zendo.doubts import describe
+    from zendo.relations import RelationsConfig, koan_facts
+    from zendo.rules import mark_perceived, parse_rule
+
+    small = upright(Spec("a", "blue", "small"), (0.0, 0.0), 0)
+    green = ColorReading("green", 0.986, "blue", 0.01)
+    (d,) = two_colours_doubt(small, 0.899, green, [])
+    assert d == {"kind": "stacked", "piece": "a", "where": "on", "why": "colours"}
+    assert describe(d) == "another piece of a's size may be stacked on it: its picture and its own pixels read two colours"
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    m = mark_perceived(parse_rule("it contains two or more upright pieces"), facts([small]), [small], [d], facts)
+    assert m.mark == "black" and m.judgment_call
+    assert two_colours_doubt(small, TOWER_READ_P - 0.1, green, []) == []  # the crop is unsure of its colour
+    assert two_colours_doubt(small, 0.899, replace(green, p=TOWER_READ_P - 0.1), []) == []  # the pixels are
+    assert two_colours_doubt(small, 0.899, replace(green, color="blue"), []) == []  # they agree
+    lying = flat(Spec("a", "blue", "small"), (0.0, 0.0), 0)
+    assert two_colours_doubt(lying, 0.899, green, []) == []  # only an upright piece stacks so
+    blue_beside = upright(Spec("b", "blue", "large"), (30.0, 0.0), 0)
+    assert two_colours_doubt(small, 0.899, green, [blue_beside]) == []  # the crop read the neighbour

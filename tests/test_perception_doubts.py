@@ -692,6 +692,22 @@ def test_a_piece_on_one_of_two_tips_17_mm_apart_is_held_where_the_tip_meets_it_a
     assert off_balance(across, [a, b]) == 0.0 and held([a, b, fitted]) == []  # both tips seen hold it
 
 
+def test_a_piece_fitted_a_little_towards_the_one_tip_seen_still_topples():
+    """Fresh 410487: a green small laid across a black and a red small's tips 17 mm apart, the red
+    one missed, the small fitted a few millimetres nearer the black tip than it lies: its centre
+    of mass 2.4 mm beyond where the tip meets it, which the 3 mm line let stand ("two or more
+    upright pieces" wrong, no flag). A piece whose centre lies 2 mm beyond its one support
+    topples; a fit's error is in where the support meets it (`BALANCE_TOUCH_MM`)."""
+    from zendo.doubts import BALANCE_MM, held, off_balance
+
+    a, b = upright(Spec("a", "black", "small"), (0, 0), 0), upright(Spec("b", "red", "small"), (17, 0), 0)
+    across = flat_across([a, b], Spec("c", "green", "small"), heading=0)
+    fitted = replace(across, position=tuple(np.asarray(across.position) + (-3.0, 0.0, 0.0)))
+    assert BALANCE_MM < off_balance(fitted, [a]) < 3.0
+    assert [d.get("why") for d in held([a, fitted])] == ["balance"]
+    assert held([a, b, fitted]) == []  # both tips seen hold it
+
+
 def test_a_piece_held_on_one_side_only_makes_a_count_of_upright_pieces_a_judgment_call():
     a, b = upright(Spec("a", "red", "small"), (0, 0), 0), upright(Spec("b", "blue", "small"), (25, 0), 0)
     across = flat_across([a, b], Spec("c", "yellow", "small"), heading=0)
@@ -1265,6 +1281,28 @@ def test_a_piece_whose_picture_reads_more_as_a_stone_or_nothing_than_as_a_pyrami
     assert m.mark == "black" and m.judgment_call
     pyramid_enough = verdicts[:2] + [replace(verdicts[2], pyramid_p=PIECE_P + 0.01)]
     assert unlike_a_piece_doubts(fits, pyramid_enough) == []  # read as a pyramid more than not: a piece
+
+
+def test_a_piece_depth_hardly_holds_and_half_of_which_the_camera_saw_through_may_not_be_there():
+    """Fresh 410609: a black marking stone behind a blue medium, boxed and read as a black small
+    (pyramids 0.78: no "crop" doubt), fitted standing from 17 depth points with half of it where
+    the camera saw through. "At least one small piece" was marked wrong with no flag."""
+    from vision.pose import PieceFit
+    from vision.doubts import SPACE_FEW_POINTS, SPACE_FREE, space_doubts
+
+    medium = upright(Spec("p2", "blue", "medium"), (0, 0), 0)
+    stone = upright(Spec("p1", "black", "small"), (-5, 30), 0)
+    fit = lambda piece, n, free: PieceFit(piece, 3.9, n, free, "tilted", 0.46, 1)
+    fits = [_fit(medium), fit(stone, 17, 0.5)]
+    got = space_doubts(fits)
+    assert got == [{"kind": "absent", "piece": "p1", "confidence": 0.46, "why": "space", "free": 0.5}]
+    assert describe(got[0]) == ("p1 may not be a piece: depth hardly holds it, and the camera saw through "
+                                "50 % of where it would be")
+    assert got[0] in doubts_on_a_flat_table([medium, stone], fits)  # a frame's doubts hold it
+    m = judged("it contains at least one small piece", [medium, stone], got)
+    assert m.mark == "white" and m.judgment_call
+    assert space_doubts([_fit(medium), fit(stone, SPACE_FEW_POINTS, 0.5)]) == []  # depth holds it
+    assert space_doubts([_fit(medium), fit(stone, 17, SPACE_FREE - 0.05)]) == []  # the camera saw it there
 
 
 def test_a_weak_detection_is_an_absent_doubt():

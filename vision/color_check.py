@@ -33,6 +33,9 @@ from .pose import PieceFit, signed_distances
 RECOLOR_P = 0.99
 TRUSTED_P = 0.9
 DOUBT_P = 0.5
+TOWER_READ_P = 0.5  # both readings this sure, of an upright piece on the table: see `two_colours_doubt`
+UPRIGHT_Z = float(np.cos(np.radians(15)))  # an axis this near vertical stands upright
+ON_TABLE_MM = 3.0  # a base this near the table rests on it
 OWN_MM = 2.0  # a point this close to a piece's solid ...
 CLEAR_MM = 1.0  # ... and this much nearer to it than to any other piece's is its own
 REACH_MM = 10.0  # pieces farther apart than their bounding spheres and this cannot share a pixel
@@ -70,6 +73,29 @@ def _neighbours(pieces: list[Piece]) -> list[list[Piece]]:
     return out
 
 
+def two_colours_doubt(piece: Piece, crop_p: float, got, neighbours: list[Piece]) -> list[dict]:
+    """A "stacked" doubt ("where": "on", "why": "colours") on an upright piece on the table whose
+    crop the classifier reads as one colour and whose own pixels the colour model reads as
+    another, each at least TOWER_READ_P sure, where no neighbour has the crop's colour (the
+    crop's window round a small piece is mostly a larger neighbour's: the reason this stage is).
+
+    Why: a tower of one size read as one piece shows one colour on top and the lower pieces'
+    colours in bands under it; the crop's reading and the piece's own pixels (on its fitted
+    solid, which sits at the tower's foot) can then each be one of them. Fresh 410649 and 411224:
+    towers of three smalls (blue on yellow on green; green on blue on blue) read as one small,
+    the fit a few millimetres off the axis, so the tower stage's depth test saw through 0.4-0.5
+    of the tower; the crop read blue (0.9), the pixels green (0.98, 0.99), and the class doubt
+    alone offered only the one piece recoloured: "two or more upright pieces", "touching" and the
+    colour rules marked wrong with no flag."""
+    if piece.axis[2] < UPRIGHT_Z or float(piece.vertices[:, 2].min()) > ON_TABLE_MM:
+        return []
+    if got.color == piece.color or got.p < TOWER_READ_P or crop_p < TOWER_READ_P:
+        return []
+    if any(q.color == piece.color for q in neighbours):
+        return []
+    return [{"kind": "stacked", "piece": piece.id, "where": "on", "why": "colours"}]
+
+
 def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np.ndarray, np.ndarray],
                  project: Callable[[np.ndarray], np.ndarray], colors: FrameColors
                  ) -> tuple[Scene, list[PieceFit], list[dict]]:
@@ -92,6 +118,7 @@ def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np
             recolored[p.id] = got.color
         elif got.p >= DOUBT_P:
             doubts.append({"kind": "class", "piece": p.id, "color": got.color, "size": p.size, "p": round(got.p, 3)})
+        doubts += two_colours_doubt(p, v.confidence, got, around[p.id])
     if not recolored:
         return scene, fits, doubts
     scene = replace(scene, pieces=tuple(replace(p, color=recolored.get(p.id, p.color)) for p in scene.pieces))
