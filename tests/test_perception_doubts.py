@@ -1394,9 +1394,10 @@ def test_at_the_pictures_edge_a_smaller_unexplained_blob_is_a_missed_doubt():
     assert blob_at(70) == []  # the same blob in the middle is too small to be a piece
 
 
-def _thin_wedge_doubts(height_mm: float) -> list[dict]:
+def _thin_wedge_doubts(height_mm: float, camera_mm: float | None = None) -> list[dict]:
     """The missed doubts of a wedge of depth `height_mm` up, 1 px wide at its top and 5 at its
-    foot (a small piece seen from the side): big enough as it stands, not once opened."""
+    foot (a small piece seen from the side): big enough as it stands, not once opened; seen from
+    `camera_mm` away where given (the frame's depth)."""
     from vision.detect import Detections
     from vision.doubts import missed_doubts
 
@@ -1405,7 +1406,8 @@ def _thin_wedge_doubts(height_mm: float) -> list[dict]:
     for k, row in enumerate(range(40, 60)):
         w = 1 + k // 5
         pts[row, 80 - w // 2:80 - w // 2 + w, 2] = height_mm
-    return missed_doubts(Scene(), Detections.empty(), pts, np.ones((120, 160), bool))
+    depth = None if camera_mm is None else np.full((120, 160), camera_mm, np.float32)
+    return missed_doubts(Scene(), Detections.empty(), pts, np.ones((120, 160), bool), depth_mm=depth)
 
 
 _WEDGE_PX = sum(1 + k // 5 for k in range(20))
@@ -1423,14 +1425,20 @@ def test_a_thin_unexplained_blob_standing_tall_is_a_missed_doubt():
     assert _thin_wedge_doubts(THIN_STANDING_MM - 5) == []  # as low as the noise on a far, dark table: nothing
 
 
-def test_a_thin_unexplained_blob_as_tall_as_a_small_lying_is_a_missed_doubt():
+def test_a_thin_unexplained_blob_as_tall_as_a_small_lying_near_the_camera_is_a_missed_doubt():
     """A small lying tops out at its base's edge, 14.3 mm up, not at the standing small's 25 mm:
-    its blob stands that tall (fresh 410433: a blue small on a cloth of blue squares, 64 px, 21
-    left by the opening, 90th percentile 14.8 mm, read as nothing, a koan of one unseen); the far,
-    dark table's noise blobs stood under 12 mm."""
-    (d,) = _thin_wedge_doubts(PYRAMID_SIZES["small"].width - 0.5)
+    its blob stands that tall (fresh 410433: a blue small on a cloth of blue squares 751 mm from
+    the camera, 64 px, 21 left by the opening, 90th percentile 14.8 mm, read as nothing, a koan of
+    one unseen). Depth noise grows with the square of the distance: on the tuning sets 75 blobs
+    of noise stood as tall, every one 945 mm or more from the camera."""
+    from vision.doubts import THIN_LYING_MM, THIN_NEAR_MM
+
+    lying_top = PYRAMID_SIZES["small"].width - 0.5
+    (d,) = _thin_wedge_doubts(lying_top, camera_mm=751.0)
     assert d["kind"] == "missed" and d["pixels"] == _WEDGE_PX
-    assert _thin_wedge_doubts(11.5) == []
+    assert _thin_wedge_doubts(lying_top, camera_mm=THIN_NEAR_MM + 300) == []  # as tall as the noise there
+    assert _thin_wedge_doubts(lying_top) == []  # distance unknown: the standing small's line
+    assert _thin_wedge_doubts(THIN_LYING_MM - 1.0, camera_mm=751.0) == []
 
 
 def _edge_patch(rise_mm: float, rgb_patch=(200, 30, 30), noise_mm: float = 1.0, seed: int = 0):

@@ -67,7 +67,9 @@ CLASS_DOUBT_P = 0.03
 ABSENT_CONF = 0.35
 MISSED_HEIGHT_MM = 5.0  # depth this far above the table is something standing there
 MISSED_MIN_PX = 40  # a blob this big could be a piece (the smallest visible piece shows ~60 px)
-THIN_STANDING_MM = 12.5  # ... or big enough before the noise is opened off, and this tall: see `unexplained_blobs`
+THIN_STANDING_MM = 15.0  # ... or big enough before the noise is opened off, and this tall: see `unexplained_blobs`
+THIN_LYING_MM = 12.5  # ... or this tall (a small lying stands 14.3 mm) ...
+THIN_NEAR_MM = 900.0  # ... where its depth is this near the camera (depth noise grows with the square of it)
 MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part inside it
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 ORIENT_ALT_P = 0.2
@@ -442,7 +444,8 @@ def unexplained(scene: Scene, table_pts: np.ndarray, up: np.ndarray) -> np.ndarr
 
 
 def unexplained_blobs(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray,
-                      free: np.ndarray | None = None, thin: bool = False) -> list[np.ndarray]:
+                      free: np.ndarray | None = None, thin: bool = False,
+                      depth_mm: np.ndarray | None = None) -> list[np.ndarray]:
     """Blobs of above-table depth no fitted piece (nor a stone) explains, big enough to be a piece
     (MISSED_MIN_PX; MISSED_EDGE_MIN_PX at the picture's edge) once a 3 x 3 opening has taken off
     their noisy fringe: each as its pixels (row, column). `free`: `unexplained` pixels from a
@@ -456,10 +459,14 @@ def unexplained_blobs(scene: Scene, detections: Detections, table_pts: np.ndarra
     unflagged each; depth noise on that far, dark table left two dozen blobs of 40-130 px with
     some core, all under 12 mm. On 600 more fresh tables (401200-401799) it reached none of the
     52 wrong marks left unflagged: it answers this kind of case, not the unflagged marks at large.
-    The line was 15 mm until a small lying showed the same way (fresh 410433: a blue small on a
-    cloth of blue squares, 64 px, 21 after the opening, its 90th percentile 14.8 mm, a lying
-    small's top edge standing 14.3 mm: a koan of one read as none, 15 marks wrong unflagged);
-    12.5 mm keeps above that noise."""
+    With `depth_mm` (the frame's depth, the camera's distance per pixel), a blob nearer than
+    THIN_NEAR_MM need stand only THIN_LYING_MM: a small lying shows the same way (fresh 410433: a
+    blue small on a cloth of blue squares at 751 mm, 64 px, 21 after the opening, its 90th
+    percentile 14.8 mm, a lying small's top edge standing 14.3 mm: a koan of one read as none, 15
+    marks wrong unflagged; 405603, a black small on a dark grey table at 855 mm, 14.0 mm). Depth
+    noise alone made 75 such blobs on the five tuning sets (28 on one table), every one 945-1,493
+    mm from the camera: the stereo error grows with the square of the distance (facts.md: 2.4 mm
+    RMS at 0.8 m, 5.4 at 1.2 m), and at 1.4 m a blob of noise stands as tall as a lying small."""
     import cv2
 
     up = valid & (table_pts[..., 2] > MISSED_HEIGHT_MM)
@@ -479,11 +486,19 @@ def unexplained_blobs(scene: Scene, detections: Detections, table_pts: np.ndarra
     for b in kept:
         taken[b[:, 0], b[:, 1]] = True
 
+    def line(rows: np.ndarray, cols: np.ndarray) -> float:
+        """How tall a thin blob must stand: less where the camera is near enough to see a small lying."""
+        if depth_mm is None:
+            return THIN_STANDING_MM
+        z = depth_mm[rows, cols]
+        z = z[z > 0]
+        return THIN_LYING_MM if len(z) and float(np.median(z)) <= THIN_NEAR_MM else THIN_STANDING_MM
+
     def thin_and_tall(b: np.ndarray) -> bool:
         """Some core left by the opening, none of it a blob kept already, and standing tall."""
         rows, cols = b[:, 0], b[:, 1]
         return (core[rows, cols].any() and not taken[rows, cols].any()
-                and float(np.percentile(table_pts[rows, cols, 2], 90)) >= THIN_STANDING_MM)
+                and float(np.percentile(table_pts[rows, cols, 2], 90)) >= line(rows, cols))
 
     return kept + [b for b in _blobs(free, big) if thin_and_tall(b)]
 
@@ -496,12 +511,13 @@ def _missed(table_pts: np.ndarray, pix: np.ndarray, **more) -> dict:
 
 
 def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray,
-                  rgb: np.ndarray | None = None, project: Callable[[np.ndarray], np.ndarray] | None = None
-                  ) -> list[dict]:
+                  rgb: np.ndarray | None = None, project: Callable[[np.ndarray], np.ndarray] | None = None,
+                  depth_mm: np.ndarray | None = None) -> list[dict]:
     """Blobs of unexplained above-table depth, each as a place an unseen piece may stand; with
     the colour image, also slivers of a piece's colour at the picture's edge (`"seen": "colour"`)
-    and, with `project` too, patches of colour beside fitted pieces (`"seen": "residue"`)."""
-    depth = unexplained_blobs(scene, detections, table_pts, valid, thin=True)
+    and, with `project` too, patches of colour beside fitted pieces (`"seen": "residue"`).
+    `depth_mm`: the frame's depth (`unexplained_blobs`)."""
+    depth = unexplained_blobs(scene, detections, table_pts, valid, thin=True, depth_mm=depth_mm)
     out = [_missed(table_pts, pix) for pix in depth]
     if rgb is not None:
         out += [_missed(table_pts, pix, seen="colour")
@@ -780,13 +796,15 @@ def edge_doubts(scene: Scene, project: Callable[[np.ndarray], np.ndarray], shape
 def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts, table_pts: np.ndarray,
                  valid: np.ndarray, project: Callable[[np.ndarray], np.ndarray], rgb: np.ndarray | None = None,
                  stage_doubts: Sequence[dict] = (),
-                 untaken: tuple[Detections, Detections] = (Detections.empty(), Detections.empty())) -> list[dict]:
+                 untaken: tuple[Detections, Detections] = (Detections.empty(), Detections.empty()),
+                 depth_mm: np.ndarray | None = None) -> list[dict]:
     """Every doubt about one perceived frame, as plain dicts (zendo.doubts). `project`: table
     millimetres -> image pixels (where the picture ends, for the edge doubt); `rgb`: the colour
     image (slivers of a piece at the picture's edge); `stage_doubts`: those the towers, unboxed
     and colour-check stages raised, less those on a piece a later stage dropped (crossing,
     unseeable): they would name a piece the Master cannot see; `untaken`: the detector's faint
-    boxes and the boxes the classifier dropped (`box_doubts`)."""
+    boxes and the boxes the classifier dropped (`box_doubts`); `depth_mm`: the frame's depth
+    (how near the camera a blob of it is: `unexplained_blobs`)."""
     ids = {p.id for p in scene.pieces}
     stage_doubts = [d for d in stage_doubts if "piece" not in d or d["piece"] in ids]
     absent = absent_doubts(fits)
@@ -799,7 +817,7 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         class_doubts(fits, verdicts) + cut_doubts(fits, detections, valid.shape) + absent + covers(scene.pieces)
         + misfit_doubts(fits)
         + orientation_doubts(fits, detections)
-        + missed_doubts(scene, detections, table_pts, valid, rgb, project) + stone_doubts(scene, detections, verdicts, table_pts, valid)
+        + missed_doubts(scene, detections, table_pts, valid, rgb, project, depth_mm) + stone_doubts(scene, detections, verdicts, table_pts, valid)
         + box_doubts(scene, *untaken, table_pts, valid, project, detections)
         + edge_doubts(scene, project, valid.shape)
         + joined(scene.pieces) + held(scene.pieces) + list(stage_doubts))

@@ -619,7 +619,7 @@ class Pipeline:
         if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
             stage_doubts += lying_small_stacks(frame, scene, up, table)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color,
-                                  (faint, dropped))
+                                  (faint, dropped), frame.depth_mm)
         if hands is not None:  # the tracker holds what they hide (Tracker.update)
             perception = {**scene.extra.get("perception", {}), "hands": hands.to_dict()}
             scene = Scene(scene.pieces, scene.stones, {**scene.extra, "perception": perception})
@@ -633,12 +633,14 @@ class Pipeline:
 
     @staticmethod
     def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stage_doubts: list[dict],
-                     project, rgb: np.ndarray, untaken: tuple[Detections, Detections]) -> Scene:
+                     project, rgb: np.ndarray, untaken: tuple[Detections, Detections],
+                     depth_mm: np.ndarray | None = None) -> Scene:
         """The frame's scene with its doubts (vision/doubts.py, and the towers and unboxed stages')
         in its perception block. `untaken`: the detector's faint boxes and those the classifier
-        dropped."""
+        dropped; `depth_mm`: the frame's depth (how far a blob of it is from the camera)."""
         pts, valid = heights
-        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid, project, rgb, stage_doubts, untaken)
+        doubts = frame_doubts(scene, fits, det, verdicts, pts, valid, project, rgb, stage_doubts, untaken,
+                              depth_mm)
         perception = {**scene.extra.get("perception", {}), "doubts": doubts}
         return replace(scene, extra={**scene.extra, "perception": perception})
 
