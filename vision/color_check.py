@@ -29,13 +29,12 @@ from zendo.shapes import near_pairs
 from .classify import pyramid_verdict
 from .colors import TABLE_MM, FrameColors
 from .pose import PieceFit, signed_distances
+from .towers import GROUNDED_MM, UPRIGHT_COS
 
 RECOLOR_P = 0.99
 TRUSTED_P = 0.9
 DOUBT_P = 0.5
 TOWER_READ_P = 0.5  # both readings this sure, of an upright piece on the table: see `two_colours_doubt`
-UPRIGHT_Z = float(np.cos(np.radians(15)))  # an axis this near vertical stands upright
-ON_TABLE_MM = 3.0  # a base this near the table rests on it
 OWN_MM = 2.0  # a point this close to a piece's solid ...
 CLEAR_MM = 1.0  # ... and this much nearer to it than to any other piece's is its own
 REACH_MM = 10.0  # pieces farther apart than their bounding spheres and this cannot share a pixel
@@ -87,7 +86,7 @@ def two_colours_doubt(piece: Piece, crop_p: float, got, neighbours: list[Piece])
     of the tower; the crop read blue (0.9), the pixels green (0.98, 0.99), and the class doubt
     alone offered only the one piece recoloured: "two or more upright pieces", "touching" and the
     colour rules marked wrong with no flag."""
-    if piece.axis[2] < UPRIGHT_Z or float(piece.vertices[:, 2].min()) > ON_TABLE_MM:
+    if piece.axis[2] < UPRIGHT_COS or float(piece.vertices[:, 2].min()) > GROUNDED_MM:  # as the towers stage stacks
         return []
     if got.color == piece.color or got.p < TOWER_READ_P or crop_p < TOWER_READ_P:
         return []
