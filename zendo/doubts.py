@@ -119,8 +119,7 @@ TOUCH_INTO_MM = 0.2  # a hidden piece against a wall is placed this far into it:
 BEYOND_APART_MM = 10.0  # an unseen neighbour not touching: still well inside the koan gap (20 mm)
 JOIN_MM = 40.0  # koans closer than this (solid to solid) may be one: see `joined`
 MISSED_NEAR_MM = 60.0  # a "missed" doubt this near a piece's origin (x, y) concerns its koan: `missed_near`
-_LARGE = PYRAMID_SIZES[SIZES[-1]]
-_MISSED_REACH_MM = 2 * _LARGE.bounding_radius + KOAN_GAP_MM  # origins farther apart: no piece comes within the gap
+_LARGE = PYRAMID_SIZES[SIZES[-1]]  # origins farther apart than two larges' reach and a gap: no two pieces come within it
 HELD_MM = 6.0  # a raised piece with a lower one this near (solid to solid) is held by it: see `held`
 BALANCE_MM = 2.0  # ... unless its centre of mass lies this far (x, y) outside where they touch it: see `off_balance`
 BALANCE_TOUCH_MM = 2.0  # where a holder touches: p's surface within this of where the holder comes nearest
@@ -552,12 +551,11 @@ def bridged(pieces: Sequence[Piece], missed: Iterable[Mapping], gap_mm: float = 
     out = []
     for d in missed:
         x, y = float(d["at"][0]), float(d["at"][1])
-        probe = _standing_large((x, y))
         near = {}  # koan index -> (gap, its nearest piece)
         for n, k in enumerate(koans):
-            gap, mine = min(((solid_distance(probe, by_id[pid]), by_id[pid]) for pid in k.piece_ids), key=lambda t: t[0])
-            if gap <= gap_mm:
-                near[n] = (gap, mine)
+            reached = _reached_from((x, y), [by_id[pid] for pid in k.piece_ids], gap_mm)
+            if reached is not None:
+                near[n] = reached
         via = [round(x, 1), round(y, 1)]
         for a, b in permutations(sorted(near), 2):
             gap, mine = near[a]
@@ -826,17 +824,23 @@ def missed_near(pieces: Sequence[Piece], at: Sequence[float]) -> bool:
     "missed" doubt, 322 px) and counted with no koan: "all flat" marked wrong, no flag."""
     if not pieces:
         return False
-    xy = np.asarray(at[:2], float)
-    far = np.linalg.norm(np.array([p.origin[:2] for p in pieces]) - xy, axis=1)
-    if float(far.min()) <= MISSED_NEAR_MM:
-        return True
-    probe = _standing_large(xy)
-    return any(solid_distance(probe, p) <= KOAN_GAP_MM for p, r in zip(pieces, far) if r <= _MISSED_REACH_MM)
+    far = np.linalg.norm(np.array([p.origin[:2] for p in pieces]) - np.asarray(at[:2], float), axis=1)
+    return float(far.min()) <= MISSED_NEAR_MM or _reached_from(at, pieces, KOAN_GAP_MM) is not None
 
 
-def _standing_large(xy: Sequence[float]) -> Piece:
-    """The farthest any piece standing at a place reaches: a large one, upright there."""
-    return Piece("probe", RAINBOW_COLORS[0], SIZES[-1], (float(xy[0]), float(xy[1]), 0.0))
+def _reached_from(at: Sequence[float], pieces: Sequence[Piece], gap_mm: float) -> tuple[float, Piece] | None:
+    """(gap, piece) for the piece of `pieces` nearest a large piece standing upright at `at` (x, y),
+    solid to solid, where that gap is within `gap_mm`; None where none is. A large one is the
+    farthest any piece standing there reaches; pieces whose origins lie farther off than two
+    larges' reach and the gap are not measured."""
+    x, y = float(at[0]), float(at[1])
+    probe = Piece("probe", RAINBOW_COLORS[0], SIZES[-1], (x, y, 0.0))
+    reach = 2 * _LARGE.bounding_radius + gap_mm
+    within = [p for p in pieces if float(np.hypot(p.origin[0] - x, p.origin[1] - y)) <= reach]
+    if not within:
+        return None
+    gap, nearest = min(((solid_distance(probe, p), p) for p in within), key=lambda t: t[0])
+    return (gap, nearest) if gap <= gap_mm else None
 
 
 FactsOf = Callable[[Sequence[Piece]], KoanFacts]
