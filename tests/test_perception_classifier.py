@@ -415,3 +415,21 @@ def test_refine_keeps_the_boxes_it_dropped_with_the_pyramids_share_of_their_read
     assert len(dropped) == 1 and dropped.xyxy[0].tolist() == [300, 200, 340, 240]
     assert dropped.confidence[0] == pytest.approx(p[:BACKGROUND].sum(), abs=1e-3)
     assert clf.refine(frame, table, det)[0].class_name == out.class_name
+
+
+def test_the_faint_stone_boxes_come_back_with_the_pyramids_share_of_their_reading():
+    """A small piece lying flat on a table near its colour may draw only a faint stone's box
+    (fresh 411428, a black stone at 0.18 that the classifier read as pyramids 0.91): each faint
+    stone box comes back with the pyramids' share as its confidence; faint pyramid boxes do not."""
+    frame, table = frame_and_table()
+    faint = Detections(np.array([[300, 200, 340, 240], [100, 100, 120, 120]], np.float32),
+                       np.array([CLASS_ID["red_small"], CLASS_ID["stone_black"]]), np.array([0.2, 0.18], np.float32))
+    p = np.full(N_CLASSES, 0.09 / (N_CLASSES - 2))
+    p[CLASS_ID["black_small"]], p[CLASS_ID["stone_black"]] = 0.85, 0.06
+    clf = classifier_saying(CLASS_ID["stone_black"])
+    clf.net = FixedNet([np.log(p).tolist()])
+    read = clf.read_faint_stones(frame, table, faint)
+    assert read.class_name == ["stone_black"] and read.xyxy[0].tolist() == [100, 100, 120, 120]
+    assert read.confidence[0] == pytest.approx(p[:BACKGROUND].sum(), abs=1e-3)
+    assert len(clf.read_faint_stones(frame, table, faint[np.array([0])])) == 0
+

@@ -121,6 +121,29 @@ def test_only_a_smaller_piece_of_its_colour_added_on_a_grounded_pieces_tip_may_b
     assert got == ([{"kind": "stacked", "piece": "p1", "where": "under", "instead": "p2"}] if doubted else [])
 
 
+@pytest.mark.parametrize("where, lower_z, upper_size, under, doubted", [
+    ("on", 2.5, "small", False, True),  # fresh 411576: a tower of three smalls read as its top two
+    ("on", 0.1, "small", False, False),  # the lower piece's fit stands on the table: a tower of two
+    ("on", 2.5, "large", False, False),  # a smaller piece on its tip: the fit is no lone fit of one size
+    ("on", 2.5, "small", True, False),  # a fitted piece holds it up already
+    ("under", 2.5, "small", False, False),  # the piece added is the lower one
+])
+def test_a_tower_of_one_size_whose_lower_piece_floats_may_stand_on_a_third_of_its_size(
+        where, lower_z, upper_size, under, doubted):
+    from dataclasses import replace
+
+    from vision.towers import Candidate, floating_tower_doubts
+
+    lower = upright(Spec("p1", "yellow", "small"), (0, 0), 0).moved(np.eye(3), [0.0, 0.0, lower_z])
+    upper = replace(lower, id="p2", size="small", color="blue",
+                    position=(0.0, 0.0, lower_z + rest_offset("small", "small")))
+    if upper_size == "large":  # the lower piece is the larger one
+        lower = replace(lower, size="large")
+    pieces = [lower, upper] + ([upright(Spec("p3", "green", "large"), (0, 0), 0)] if under else [])
+    got = floating_tower_doubts(Candidate(where, upper, lower), lower, upper, pieces)
+    assert got == ([{"kind": "stacked", "piece": "p1", "where": "under"}] if doubted else [])
+
+
 def test_a_found_piece_is_named_unlike_every_piece_already_seen():
     """Ids have gaps where a duplicate box's piece was dropped; a piece the towers stage adds must
     not take the name of one already there (doubts and relations go by id)."""

@@ -355,6 +355,21 @@ class PieceClassifier:
                                                           np.float32))[~keep]
         return refined, [vk for vk, kk in zip(v, keep) if kk], dropped
 
+    def read_faint_stones(self, frame, table, faint: Detections, heights=None) -> Detections:
+        """The stone boxes among the detector's faint ones, each with the pyramids' share of the
+        classifier's reading as its confidence: a small piece lying flat on a table near its own
+        colour may draw only a faint stone's box, and the crop still reads it as a pyramid
+        (vision.doubts.box_doubts). Only shares are read (no orientation): a handful a frame."""
+        stones = faint[~faint.is_pyramid]
+        if len(stones) == 0:
+            return stones
+        from calibration.plane import height_map
+
+        pts, valid = heights if heights is not None else height_map(frame, table)
+        x = crops(frame.color, frame.depth_mm, pts[..., 2], valid, frame.intrinsics.fx, stones.xyxy)
+        share = self.probabilities(x)[:, :BACKGROUND].sum(axis=1)
+        return replace(stones, confidence=np.asarray(share, np.float32))
+
 
 def widened(state: dict, n_out: int = N_CLASSES) -> dict:
     """A classifier state dict with `n_out` outputs from one with fewer (the 16-output classifier

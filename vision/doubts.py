@@ -18,7 +18,8 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
   stone, and then its koan vanishes; or a box the pipeline drew but did not take (`box_doubts`):
   a faint one (`"seen": "faint"`; where the picture's edge cuts it, a piece mostly out of view),
   or one the classifier dropped as no piece while still giving pyramids a share (`"seen":
-  "dropped"`); or a patch of colour beside a fitted piece, unlike the table's around it, that
+  "dropped"`), or a faint "stone" the classifier reads as a pyramid (`"seen": "stone", "faint":
+  true`); or a patch of colour beside a fitted piece, unlike the table's around it, that
   stands up in depth and that no fitted piece's projected outline explains (`residue_blobs`,
   `"seen": "residue"`): a piece half hidden by a neighbour that the detector boxed with it;
 - misfit: a fitted piece explains its depth poorly (RMS residual over MISFIT_RMS_MM), which on
@@ -39,6 +40,7 @@ the held-out one.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -89,6 +91,7 @@ EXPLAINED_MM = 4.0  # a point this close to a fitted piece's solid is that piece
 # a good fit leaves about 1 mm; over 5 mm the tuning tables (900000-, 920000-) had 5 and 12 fewer
 # wrong marks unflagged for 0.0 and 0.6 points more right marks flagged (4 mm: more right, no fewer wrong)
 MISFIT_RMS_MM = 5.0
+LOST_HEADING_MM = 15.0  # a lying piece's fit this far off its points (RMS) tells nothing of its heading: `misfit_doubts`
 # a stone the classifier reads as pyramids with this share may be one. Session 53's classifier is
 # surer of what it reads: on the five tuning sets' 952 stone boxes it gives pyramids 0.15 or more on
 # 3 true stones (0.25 on 5 with the nets before), and 0.243 to one of the 5 pieces boxed as stones
@@ -97,6 +100,7 @@ STONE_PIECE_P = 0.15
 DROPPED_PIECE_P = 0.15  # a pyramid box dropped as "not a piece" with this pyramid share: see `box_doubts`
 INNER_FAINT_CONF = 0.15  # a faint box inside the picture this sure (at its edge, any): see `box_doubts`
 TAKEN_SHARE = 0.3  # an untaken box this much inside a kept box or a fitted piece's outline is theirs
+FAINT_STONE_PIECE_P = 0.5  # a faint stone box the classifier reads as pyramids this much: see `box_doubts`
 # a patch of colour beside a fitted piece (`residue_blobs`), set on the tuning tables: 15 px (after
 # a 3 x 3 opening, as the edge's MISSED_EDGE_MIN_PX) standing over MISSED_HEIGHT_MM; the table's
 # colour is read this far round each piece's outline; a pixel this near an outline is its rim
@@ -165,7 +169,17 @@ def without_repeats(doubts: list[dict]) -> list[dict]:
 
 def misfit_doubts(fits) -> list[dict]:
     """A "misfit" doubt where a piece fitted from its own depth points explains them poorly; where
-    the pairs stage nearly split it, the doubt carries that pair ("two": the piece may be them)."""
+    the pairs stage nearly split it, the doubt carries that pair ("two": the piece may be them).
+    And (session 65) a "heading" doubt (`"why": "misfit"`, every 45 degrees round) for a piece
+    not upright whose fit misses its points by LOST_HEADING_MM or more.
+
+    Why the heading: a fit that far off says where a piece is, not which way it points, and the
+    heading stage reads only pieces lying on the table (fresh 410302: a small lying across two
+    tips, fitted pointing the other way with an RMS of 28 mm; "a piece pointing at another" wrong
+    with no flag). On the five tuning sets 6 pieces not upright missed by 15 mm or more, one of
+    them (900025, 26 mm) turned 133 degrees from the truth; of the 107 from 5 to 15 mm, 8 were
+    over 30 degrees off, too few to turn every one of them."""
+    cfg = RelationsConfig()
     out = []
     for f in fits:
         if f.n_points <= 0 or not (f.rms_mm > MISFIT_RMS_MM or f.maybe_two):
@@ -176,6 +190,9 @@ def misfit_doubts(fits) -> list[dict]:
         if f.two:
             d["two"] = [q.to_dict() for q in f.two]
         out.append(d)
+        if f.rms_mm >= LOST_HEADING_MM and orientation(f.piece, cfg).value != "upright":
+            out.append({"kind": "heading", "piece": f.piece.id, "turns": [45.0 * k for k in range(1, 8)],
+                        "why": "misfit"})
     return out
 
 
@@ -564,14 +581,29 @@ def stone_doubts(scene: Scene, detections: Detections, verdicts, table_pts: np.n
     return out
 
 
-def box_doubts(scene: Scene, faint: Detections, dropped: Detections, table_pts: np.ndarray, valid: np.ndarray,
+@dataclass(frozen=True)
+class Untaken:
+    """The boxes the detector drew that the pipeline did not take (`box_doubts`): the faint ones
+    (from vision.detect.FAINT_CONF up to the detector's threshold); the pyramid boxes the
+    classifier dropped as "not a piece", each with the pyramids' share of its reading as its
+    confidence; and the faint stone boxes as the classifier read them, each with the pyramids'
+    share too (`PieceClassifier.read_faint_stones`)."""
+
+    faint: Detections = field(default_factory=Detections.empty)
+    dropped: Detections = field(default_factory=Detections.empty)
+    faint_stones: Detections = field(default_factory=Detections.empty)
+
+
+def box_doubts(scene: Scene, untaken: Untaken, table_pts: np.ndarray, valid: np.ndarray,
                project: Callable[[np.ndarray], np.ndarray], kept: Detections) -> list[dict]:
     """A "missed" doubt at each box the pipeline drew but did not take, where no kept box nor
     fitted piece's outline holds TAKEN_SHARE of it: a faint pyramid box (`"seen": "faint"`), from
     vision.detect.FAINT_CONF where the picture's edge cuts it (`"edge": true`) and from
-    INNER_FAINT_CONF elsewhere, up to the detector's threshold; and a pyramid box the classifier
+    INNER_FAINT_CONF elsewhere, up to the detector's threshold; a pyramid box the classifier
     dropped as "not a piece" while giving pyramids DROPPED_PIECE_P or more (`"seen": "dropped"`);
-    each with that confidence or share as "p".
+    and (session 65) a faint stone box the classifier reads as pyramids FAINT_STONE_PIECE_P or
+    more (`"seen": "stone", "faint": true`, with `"edge"`); each with that confidence or share as
+    "p".
 
     Why: a koan whose only piece in view shows a sliver at the picture's edge, or one piece on a
     table of its own colour, vanished whole, and every rule's mark of it was wrong with no flag
@@ -582,14 +614,23 @@ def box_doubts(scene: Scene, faint: Detections, dropped: Detections, table_pts: 
     0.05 (16 of 24 from 0.1); inside the picture 7 of 10 from 0.15, 8 of 18 from 0.1, 9 of 37
     from 0.05. The classifier dropped 3 boxes with pyramids over 0.05 that nothing else took, none
     over 0.15 and none a piece (0.15 as for a stone, STONE_PIECE_P). The right marks flagged on
-    those sets stayed 44.40-47.92 % (one set +0.08 points)."""
+    those sets stayed 44.40-47.92 % (one set +0.08 points).
+    Faint stone boxes: fresh 411428, a black small lying on a grey table, washed out to nearly
+    the table's grey, boxed only as a black stone at 0.18, which the classifier read as pyramids
+    0.91: a koan of one vanished, 15 marks wrong with no flag. On the five tuning sets 12 faint
+    stone boxes were left untaken; the 8 the classifier gave pyramids 0.5 or more were all
+    pieces (0.55-0.99), the 4 under it 1 piece (0.20) and 3 not (0.01-0.30, one a stone)."""
+    faint, dropped, stones = untaken.faint, untaken.dropped, untaken.faint_stones
     edge = cut_by_edge(faint.xyxy, valid.shape, EDGE_PX)
     sure_enough = faint.is_pyramid & (faint.confidence >= np.where(edge, FAINT_CONF, INNER_FAINT_CONF))
     unsure = dropped.is_pyramid & (dropped.confidence >= DROPPED_PIECE_P)
-    boxes = Detections.merge([faint[sure_enough], dropped[unsure]])
+    piece_like = ~stones.is_pyramid & (stones.confidence >= FAINT_STONE_PIECE_P)
+    boxes = Detections.merge([faint[sure_enough], dropped[unsure], stones[piece_like]])
     if not len(boxes):
         return []
-    seen = [{"seen": "faint", "edge": bool(e)} for e in edge[sure_enough]] + [{"seen": "dropped"}] * int(unsure.sum())
+    seen = ([{"seen": "faint", "edge": bool(e)} for e in edge[sure_enough]] + [{"seen": "dropped"}] * int(unsure.sum())
+            + [{"seen": "stone", "faint": True, "edge": bool(e)}
+               for e in cut_by_edge(stones.xyxy, valid.shape, EDGE_PX)[piece_like]])
     outlines = [project(p.vertices) for p in scene.pieces]
     taken = np.concatenate([kept.xyxy.reshape(-1, 4)] + [np.hstack([uv.min(axis=0), uv.max(axis=0)])[None] for uv in outlines])
     h, w = valid.shape
@@ -796,14 +837,13 @@ def edge_doubts(scene: Scene, project: Callable[[np.ndarray], np.ndarray], shape
 def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts, table_pts: np.ndarray,
                  valid: np.ndarray, project: Callable[[np.ndarray], np.ndarray], rgb: np.ndarray | None = None,
                  stage_doubts: Sequence[dict] = (),
-                 untaken: tuple[Detections, Detections] = (Detections.empty(), Detections.empty()),
-                 depth_mm: np.ndarray | None = None) -> list[dict]:
+                 untaken: Untaken = Untaken(), depth_mm: np.ndarray | None = None) -> list[dict]:
     """Every doubt about one perceived frame, as plain dicts (zendo.doubts). `project`: table
     millimetres -> image pixels (where the picture ends, for the edge doubt); `rgb`: the colour
     image (slivers of a piece at the picture's edge); `stage_doubts`: those the towers, unboxed
     and colour-check stages raised, less those on a piece a later stage dropped (crossing,
-    unseeable): they would name a piece the Master cannot see; `untaken`: the detector's faint
-    boxes and the boxes the classifier dropped (`box_doubts`); `depth_mm`: the frame's depth
+    unseeable): they would name a piece the Master cannot see; `untaken`: the boxes the detector
+    drew that the pipeline did not take (`box_doubts`); `depth_mm`: the frame's depth
     (how near the camera a blob of it is: `unexplained_blobs`)."""
     ids = {p.id for p in scene.pieces}
     stage_doubts = [d for d in stage_doubts if "piece" not in d or d["piece"] in ids]
@@ -818,7 +858,7 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         + misfit_doubts(fits)
         + orientation_doubts(fits, detections)
         + missed_doubts(scene, detections, table_pts, valid, rgb, project, depth_mm) + stone_doubts(scene, detections, verdicts, table_pts, valid)
-        + box_doubts(scene, *untaken, table_pts, valid, project, detections)
+        + box_doubts(scene, untaken, table_pts, valid, project, detections)
         + edge_doubts(scene, project, valid.shape)
         + joined(scene.pieces) + held(scene.pieces) + list(stage_doubts))
     return with_their_doubts(doubts + lying_stack_doubts(scene.pieces, doubts) + bridged(scene.pieces, doubts))

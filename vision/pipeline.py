@@ -24,7 +24,7 @@ from .color_check import check_colors
 from .colors import FrameColors
 from .crossing import drop_crossing
 from .detect import Detections, Detector
-from .doubts import frame_doubts
+from .doubts import Untaken, frame_doubts
 from .frames import Frame
 from .hands import boxes_on_hands, find_hands, hidden, off_hands
 from .heading import check_headings
@@ -560,9 +560,10 @@ class Pipeline:
             faint = faint[~boxes_on_hands(faint.xyxy, hands)]
         watch.lap("hands")
         project = self.projector(frame.intrinsics)
-        dropped = Detections.empty()
+        untaken = Untaken(faint)
         if self.classifier is not None:
             det, verdicts, dropped = self.classifier.refine_keeping_dropped(frame, table, det, heights)
+            untaken = Untaken(faint, dropped, self.classifier.read_faint_stones(frame, table, faint, heights))
             watch.lap("classify")
         scene, fits = estimate_poses(frame, det, table, self.pose_cfg, heights)
         watch.lap("pose")
@@ -619,7 +620,7 @@ class Pipeline:
         if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
             stage_doubts += lying_small_stacks(frame, scene, up, table)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color,
-                                  (faint, dropped), frame.depth_mm)
+                                  untaken, frame.depth_mm)
         if hands is not None:  # the tracker holds what they hide (Tracker.update)
             perception = {**scene.extra.get("perception", {}), "hands": hands.to_dict()}
             scene = Scene(scene.pieces, scene.stones, {**scene.extra, "perception": perception})
@@ -633,11 +634,11 @@ class Pipeline:
 
     @staticmethod
     def _with_doubts(scene: Scene, fits, det: Detections, verdicts, heights, stage_doubts: list[dict],
-                     project, rgb: np.ndarray, untaken: tuple[Detections, Detections],
+                     project, rgb: np.ndarray, untaken: Untaken,
                      depth_mm: np.ndarray | None = None) -> Scene:
         """The frame's scene with its doubts (vision/doubts.py, and the towers and unboxed stages')
-        in its perception block. `untaken`: the detector's faint boxes and those the classifier
-        dropped; `depth_mm`: the frame's depth (how far a blob of it is from the camera)."""
+        in its perception block. `untaken`: the boxes drawn and not taken (vision.doubts.Untaken);
+        `depth_mm`: the frame's depth (how far a blob of it is from the camera)."""
         pts, valid = heights
         doubts = frame_doubts(scene, fits, det, verdicts, pts, valid, project, rgb, stage_doubts, untaken,
                               depth_mm)

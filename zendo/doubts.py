@@ -25,8 +25,10 @@ alternative koan:
   table, or one lying flat), so a smaller piece may be hidden under it;
 - "missed": something stands on the table that no piece explains (a piece the detector missed),
   or what was read as a stone stands taller than one, or the classifier reads it as maybe a
-  pyramid ("seen": "stone"; a small piece lying flat can pass for a stone), so a piece may
-  stand, or lie, there; or, by a piece lying on the table, it may be the rim of a larger piece
+  pyramid ("seen": "stone"; a small piece lying flat can pass for a stone), as it may where
+  the detector drew only a faint stone's box that the classifier reads as a pyramid ("seen":
+  "stone", "faint": true; one the picture's edge cuts, "edge": true, is mostly out of view as
+  below), so a piece may stand, or lie, there; or, by a piece lying on the table, it may be the rim of a larger piece
   the lying one is nested in (`around`); a sliver of colour at the picture's edge ("seen":
   "colour") is the near end of a piece mostly out of view, so that piece may also stand or lie
   by the koan's piece nearest it as an edge doubt's unseen neighbour does (`beyond`); so may one
@@ -72,7 +74,8 @@ alternative koan:
   or laid flat where it is, heading every 45 degrees (which way it points matters).
 - "heading": a lying piece's outline in colour fits about as well turned far round ("turn",
   degrees about its centroid) as where it was kept, so it may point that way; or it fits about
-  as well every way round (`"why": "outline"`), so it may point any way ("turns": each tried).
+  as well every way round (`"why": "outline"`), so it may point any way ("turns": each tried);
+  or a piece not upright whose fit misses its depth by far (`"why": "misfit"`) may point any way.
 
 A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`), or
 where no single doubt does, the class doubts of two or more pieces taken together, or their
@@ -231,6 +234,8 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
     if k == "heading" and d.get("why") == "outline":
         return f"{d['piece']} may point any way: its outline fits every heading about as well"
+    if k == "heading" and d.get("why") == "misfit":
+        return f"{d['piece']} may point any way: its fit misses the depth it was read from"
     if k == "heading":
         return f"{d['piece']} may point another way (turned {abs(float(d['turn'])):.0f} degrees)"
     if k == "tower":
@@ -251,6 +256,10 @@ def _describe_missed(d: Mapping) -> str:
     """A "missed" doubt's line, by what saw the piece that may stand at its place."""
     at = f"({d['at'][0]:.0f}, {d['at'][1]:.0f}) mm"
     seen = d.get("seen")
+    if seen == "stone" and d.get("faint"):  # vision.doubts.box_doubts
+        where = "at the picture's edge by" if d.get("edge") else "at"
+        return (f"the detector half-saw a stone {where} {at} that looks like a pyramid to the classifier: "
+                "a piece may stand or lie there")
     if seen == "stone":
         why = ("looks partly like a pyramid to the classifier" if "p" in d  # vision.doubts.stone_doubts
                else "stands taller than a marking stone")
@@ -413,7 +422,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             extra += [q for c in RAINBOW_COLORS for q in turned(Piece(pid, c, "small", (x, y, 0.0)), "flat")]
         for q in extra:
             yield list(pieces) + [q]
-        out_of_view = doubt.get("seen") == "colour" or (doubt.get("seen") == "faint" and doubt.get("edge"))
+        out_of_view = doubt.get("seen") == "colour" or (doubt.get("seen") in ("faint", "stone") and doubt.get("edge"))
         if out_of_view and pieces:  # mostly out of view: by its koan, as an edge doubt's
             yield from _plus_one_of_each_colour(pieces, _beyond_sliver(pieces, (x, y)))
         if kind == "missed":  # the part of a piece showing round one lying nested in it
