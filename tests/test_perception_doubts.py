@@ -777,6 +777,23 @@ def test_a_piece_held_up_by_nothing_seen_may_rest_on_the_table_where_it_is():
     assert m.mark == "white" and m.judgment_call
 
 
+def test_a_lying_piece_held_up_by_nothing_seen_may_lie_nested_in_a_larger_one():
+    """Fresh 412052: a red medium lying in a green large, read alone, 5.2 mm up; a piece standing
+    under it points at nothing, so "a piece pointing at another" was wrong with no flag. The
+    larger piece's walls lift the inner one off the table; the camera lost them in its faces."""
+    lying = flat(Spec("p1", "red", "medium"), (20.0, -10.0), 30.0)
+    raised = lying.moved(np.eye(3), [0.0, 0.0, 5.2])
+    doubt = {"kind": "held", "piece": "p1", "height_mm": 5.2}
+    outers = [a[-1] for a in alternatives([raised], doubt) if len(a) == 2 and a[-1].axis[2] < 0.5]
+    assert {(q.color, q.size) for q in outers} == {(c, "large") for c in RAINBOW_COLORS}
+    for q in outers:  # turned as the inner one, lying on the table
+        assert np.allclose(q.matrix, raised.matrix) and float(q.vertices[:, 2].min()) == pytest.approx(0.0, abs=1e-6)
+    m = judged("it contains a piece pointing at another piece", [raised], [doubt])
+    assert m.mark == "black" and m.judgment_call
+    standing = upright(Spec("p1", "red", "medium"), (0.0, 0.0), 0).moved(np.eye(3), [0.0, 0.0, 5.2])
+    assert not [a for a in alternatives([standing], doubt) if len(a) == 2 and a[-1].axis[2] < 0.5]
+
+
 # ----------------------------------------------------------------------------- orientation
 
 

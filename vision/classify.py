@@ -279,14 +279,10 @@ class PieceClassifier:
         pyramid lying flat seen from above can pass for a stone) or its middle stands taller than
         a stone can (`stands_tall`); else which stone, or nothing. `heights`: the frame's
         `height_map` when the caller has it already."""
-        from calibration.plane import height_map
-
         out: list[Verdict | None] = [None] * len(detections)
         if len(detections) == 0:
             return out
-        pts, valid = heights if heights is not None else height_map(frame, table)
-        heights = pts[..., 2]
-        x = crops(frame.color, frame.depth_mm, heights, valid, frame.intrinsics.fx, detections.xyxy)
+        x, heights, valid = self._crops(frame, table, detections, heights)
         p = self.probabilities(x)
         pyramid_p = p[:, :BACKGROUND].sum(axis=1)
         asks_pyramid = [bool(detections.is_pyramid[k]) or pyramid_p[k] >= PIECE_P
@@ -363,12 +359,18 @@ class PieceClassifier:
         stones = faint[~faint.is_pyramid]
         if len(stones) == 0:
             return stones
+        share = self.probabilities(self._crops(frame, table, stones, heights)[0])[:, :BACKGROUND].sum(axis=1)
+        return replace(stones, confidence=np.asarray(share, np.float32))
+
+    @staticmethod
+    def _crops(frame, table, detections: Detections, heights=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The classifier's crops of `detections`, and the frame's table heights and validity
+        they were cut from (`heights`: the frame's `height_map` when the caller has it already)."""
         from calibration.plane import height_map
 
         pts, valid = heights if heights is not None else height_map(frame, table)
-        x = crops(frame.color, frame.depth_mm, pts[..., 2], valid, frame.intrinsics.fx, stones.xyxy)
-        share = self.probabilities(x)[:, :BACKGROUND].sum(axis=1)
-        return replace(stones, confidence=np.asarray(share, np.float32))
+        z = pts[..., 2]
+        return crops(frame.color, frame.depth_mm, z, valid, frame.intrinsics.fx, detections.xyxy), z, valid
 
 
 def widened(state: dict, n_out: int = N_CLASSES) -> dict:

@@ -396,6 +396,8 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             yield [down if q.id == p.id else q for q in pieces]  # its fit is off: it rests on the table
             for q in _any_piece_standing(f"{p.id}-holder", _underneath(p)):
                 yield list(pieces) + [q]
+            if p.axis[2] <= LYING_AXIS_Z and doubt.get("why") != "balance":  # nothing seen under it
+                yield from _plus_one_of_each_colour(pieces, _outers(p))
     elif kind == "joined":
         if doubt["piece"] in by_id:
             one = list(pieces) + [q for q in map(piece_from_dict, doubt["with"]) if q.id not in by_id]
@@ -651,6 +653,16 @@ def lies_low(p: Piece) -> bool:
     """p lies (its axis rises under LYING_AXIS_Z) with its lowest corner within COVER_HEIGHT_MM of
     the table: a piece that can hold another nested in it, or lie nested in one, on the table."""
     return p.axis[2] <= LYING_AXIS_Z and float(p.vertices[:, 2].min()) <= COVER_HEIGHT_MM
+
+
+def _outers(p: Piece) -> Iterator[Piece]:
+    """Each larger piece a lying piece held up by nothing seen may lie nested in: its walls lift
+    the inner one off the table, and the camera, seeing the inner piece's faces, loses the outer
+    one's walls in them (fresh 412052: a red medium lying in a green large, read alone and 5.2 mm
+    up; "a piece pointing at another" wrong with no flag, as a piece standing under it points
+    at nothing)."""
+    for size in larger_sizes(p.size):
+        yield around(p, size, f"{p.id}-outer")
 
 
 def around(p: Piece, size: str, pid: str) -> Piece:
