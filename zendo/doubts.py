@@ -68,7 +68,8 @@ alternative koan:
   pixels, or none), or what the camera saw under it holds it on one side only, so it would
   topple (`"why": "balance"`): a piece of each size and colour standing on the table under it;
   or the fit is off and the piece rests on the table where it is (lowered until its lowest
-  corner touches);
+  corner touches); and a lying piece with nothing seen under it may lie nested in a larger one,
+  whose walls lift it (`_outers`);
 - "orientation": the camera's two witnesses disagree on how a piece on the table stands (the fit
   says lying, the orientation net may say standing, or the other way): the piece stood upright
   or laid flat where it is, heading every 45 degrees (which way it points matters).
