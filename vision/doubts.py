@@ -56,6 +56,7 @@ from .classes import PYRAMID_CLASSES
 from .classify import PIECE_P, STONE_TALL_MM, pyramid_verdict
 from .colors import TABLE_MM
 from .detect import EDGE_PX, FAINT_CONF, Detections, cut_by_edge, share_inside
+from .heading import BLIND_TURNS
 from .pose import ON_TABLE_MM, signed_distances
 from .rest import lies_on_table
 
@@ -191,7 +192,7 @@ def misfit_doubts(fits) -> list[dict]:
             d["two"] = [q.to_dict() for q in f.two]
         out.append(d)
         if f.rms_mm >= LOST_HEADING_MM and orientation(f.piece, cfg).value != "upright":
-            out.append({"kind": "heading", "piece": f.piece.id, "turns": [45.0 * k for k in range(1, 8)],
+            out.append({"kind": "heading", "piece": f.piece.id, "turns": list(BLIND_TURNS),
                         "why": "misfit"})
     return out
 

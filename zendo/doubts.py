@@ -398,7 +398,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             for q in _any_piece_standing(f"{p.id}-holder", _underneath(p)):
                 yield list(pieces) + [q]
             if p.axis[2] <= LYING_AXIS_Z and doubt.get("why") != "balance":  # nothing seen under it
-                yield from _plus_one_of_each_colour(pieces, _outers(p))
+                yield from _plus_one_of_each_colour(pieces, _outers(p, f"{p.id}-outer"))
     elif kind == "joined":
         if doubt["piece"] in by_id:
             one = list(pieces) + [q for q in map(piece_from_dict, doubt["with"]) if q.id not in by_id]
@@ -656,14 +656,14 @@ def lies_low(p: Piece) -> bool:
     return p.axis[2] <= LYING_AXIS_Z and float(p.vertices[:, 2].min()) <= COVER_HEIGHT_MM
 
 
-def _outers(p: Piece) -> Iterator[Piece]:
+def _outers(p: Piece, pid: str) -> Iterator[Piece]:
     """Each larger piece a lying piece held up by nothing seen may lie nested in: its walls lift
     the inner one off the table, and the camera, seeing the inner piece's faces, loses the outer
     one's walls in them (fresh 412052: a red medium lying in a green large, read alone and 5.2 mm
     up; "a piece pointing at another" wrong with no flag, as a piece standing under it points
     at nothing)."""
     for size in larger_sizes(p.size):
-        yield around(p, size, f"{p.id}-outer")
+        yield around(p, size, pid)
 
 
 def around(p: Piece, size: str, pid: str) -> Piece:
@@ -690,9 +690,8 @@ def _outers_near(p: Piece, pid: str, xy: tuple[float, float]) -> Iterator[Piece]
     small point at it."""
     if not lies_low(p):
         return
-    for size in larger_sizes(p.size):
-        if float(np.hypot(p.origin[0] - xy[0], p.origin[1] - xy[1])) <= PYRAMID_SIZES[size].height:
-            yield around(p, size, f"{pid}-{p.id}")
+    reach = float(np.hypot(p.origin[0] - xy[0], p.origin[1] - xy[1]))
+    yield from (o for o in _outers(p, f"{pid}-{p.id}") if reach <= PYRAMID_SIZES[o.size].height)
 
 
 def read_as(p: Piece, color: str, size: str) -> list[Piece]:
