@@ -940,8 +940,24 @@ def test_a_joined_doubt_carries_what_may_be_wrong_in_the_other_koan():
     frame = joined([a, b]) + covers([a, b]) + [{"kind": "class", "piece": "p2", "color": "green", "size": "medium"}]
     carried = with_their_doubts(frame)
     mine = next(d for d in carried if d["kind"] == "joined" and d["piece"] == "p1")
-    assert [(t["kind"], t["piece"]) for t in mine["their"]] == [("covers", "p2"), ("class", "p2")]
+    assert [(t["kind"], t["piece"]) for t in mine["their"]] == [("covers", "p2"), ("class", "p2"), ("covers", "p1")]
     assert [d for d in carried if d["kind"] != "joined"] == frame[2:]  # the others as they were
+
+
+def test_the_koans_as_one_may_also_hold_the_joined_piece_as_its_own_doubt_says():
+    """Fresh 412430: a medium read small 22 mm from the next koan, whose pieces are medium; only
+    the koans as one with it medium are all the same size."""
+    from zendo.doubts import with_their_doubts
+
+    a, b = _two_koans(30.0)
+    a, b = replace(a, size="small"), replace(b, size="medium")
+    frame = joined([a, b]) + [{"kind": "class", "piece": "p1", "color": a.color, "size": "medium"}]
+    mine = next(d for d in with_their_doubts(frame) if d["kind"] == "joined" and d["piece"] == "p1")
+    assert [(t["kind"], t["piece"]) for t in mine["their"]] == [("class", "p1")]
+    rule = "it contains exactly two pieces and all pieces are the same size"
+    assert judged(rule, [a], [dict(mine, their=[])]).judgment_call is False
+    m = judged(rule, [a], [mine])
+    assert m.mark == "black" and m.judgment_call
 
 
 def test_the_koans_as_one_may_also_hold_what_the_other_koan_may_hide():
@@ -964,7 +980,7 @@ def test_a_frames_joined_doubts_carry_the_other_koans_doubts():
     a, b = _two_koans(30.0)
     out = doubts_on_a_flat_table([a, b])
     mine = next(d for d in out if d["kind"] == "joined" and d["piece"] == "p1")
-    assert {(t["kind"], t["piece"]) for t in mine["their"]} == {("covers", "p2")}
+    assert {(t["kind"], t["piece"]) for t in mine["their"]} == {("covers", "p2"), ("covers", "p1")}
 
 
 def test_a_joined_doubt_renamed_names_the_other_koans_doubts_by_the_new_names_too():
@@ -973,7 +989,7 @@ def test_a_joined_doubt_renamed_names_the_other_koans_doubts_by_the_new_names_to
     a, b = _two_koans(30.0)
     mine = next(d for d in with_their_doubts(joined([a, b]) + covers([a, b])) if d["piece"] == "p1")
     out = renamed(mine, {"p1": "A", "p2": "B"})
-    assert out["piece"] == "A" and [t["piece"] for t in out["their"]] == ["B"]
+    assert out["piece"] == "A" and [t["piece"] for t in out["their"]] == ["B", "A"]
 
 
 def test_a_joined_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():

@@ -59,8 +59,9 @@ alternative koan:
   camera missed between them (or a few millimetres of pose error) would make the two one koan;
   where three or more koans stand so, one chained to the next, also all of them as one
   (`"all": true`): a koan spread wide with several pieces missed reads as a string of koans.
-  Where it carries the other koans' own doubts (`"their"`, `with_their_doubts`), the koans as
-  one may also be wrong as each of those says (the same camera read them). Or (`"via"`, a
+  Where it carries the other koans' own doubts and its own piece's (`"their"`,
+  `with_their_doubts`), the koans as one may also be wrong as each of those says (the same
+  camera read them). Or (`"via"`, a
   place) a "missed" doubt's piece, standing there, would come within the koan gap of both koans
   (`bridged`): the koans as one with a piece of each colour and size standing there.
 - "held": a piece stands or lies off the table with nothing seen under it to hold it up, so a
@@ -593,20 +594,24 @@ def _missed_id(x: float, y: float) -> str:
 
 
 def with_their_doubts(doubts: Sequence[Mapping]) -> list[dict]:
-    """Each joined doubt carrying the other koans' own doubts ("their"), so that its alternatives
-    are the koans as one and, besides, the koans as one with each thing that may be wrong in the
-    others (a piece hidden under one of theirs, a colour misread there).
+    """Each joined doubt carrying the other koans' own doubts and its own piece's ("their"), so
+    that its alternatives are the koans as one and, besides, the koans as one with each thing that
+    may be wrong in the others (a piece hidden under one of theirs, a colour misread there) or in
+    the piece nearest them.
 
     Why: a doubt is one alternative, and where the camera missed the piece that joins two koans,
     the other koan's reading is as fallible as this one's. On the tuning tables 900000- the two
     wrong marks left unflagged both needed the koans as one and one thing more (a colour the koan
-    lacked, hidden or missed); with the other koan's doubts carried, neither is."""
+    lacked, hidden or missed); with the other koan's doubts carried, neither is. The joined piece's
+    own doubts come too: fresh 412430, a black medium read small 22 mm from the next koan, whose
+    koans as one with it medium were "all the same size" (a mark wrong, no flag)."""
     out = []
     for d in doubts:
         d = dict(d)
         if d["kind"] == "joined" and "via" not in d:  # joined by a missed piece: its own 15 koans only
             theirs = [dict(t) for t in doubts_for(list(map(piece_from_dict, d["with"])), doubts)
                       if t["kind"] != "joined"]
+            theirs += [dict(t) for t in doubts if t.get("piece") == d["piece"] and t["kind"] != "joined"]
             if theirs:
                 d["their"] = theirs
         out.append(d)
