@@ -1544,15 +1544,20 @@ def test_a_dark_patch_lying_flat_at_the_edge_is_no_doubt():
 _LONE_SMALL = Scene(pieces=(Piece("p1", "blue", "small", (60.0, 60.0, 0.0)),))
 
 
-def _beside_a_piece(patch_at: tuple[int, int], rise_mm: float, side: int = 5, rgb_patch=(200, 30, 30)):
+def _beside_a_piece(patch_at: tuple[int, int], rise_mm: float, side: int = 5, rgb_patch=(200, 30, 30),
+                    stripes: tuple | None = None):
     """A grey table seen straight down (1 px per mm, so a point's x, y are its column and row), a
     blue small fitted upright at (60, 60), and a square patch of colour (rows, columns from
-    `patch_at`, `side` pixels) standing `rise_mm` above the table."""
+    `patch_at`, `side` pixels) standing `rise_mm` above the table. `stripes`: two colours the
+    table is striped in instead (diagonal bands 8 px wide)."""
     rng = np.random.default_rng(0)
     pts = np.zeros((120, 160, 3), np.float32)
     pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
     pts[..., 2] = rng.normal(0.0, 0.3, (120, 160))
     rgb = np.clip(rng.normal(110, 3, (120, 160, 3)), 0, 255).astype(np.uint8)
+    if stripes is not None:
+        band = ((pts[..., 0] + pts[..., 1]) // 8).astype(int) % 2 == 1
+        rgb[~band], rgb[band] = stripes
     scene = _LONE_SMALL
     ys, xs = np.nonzero(outlines_mask_of(scene))
     rgb[ys, xs] = (40, 60, 190)
@@ -1595,6 +1600,31 @@ def test_a_patch_of_colour_standing_beside_a_fitted_piece_is_a_missed_doubt():
     assert RESIDUE_MIN_PX <= d["pixels"] <= 25  # the colour's median blur rounds the patch's corners
     assert c <= d["at"][0] < c + 5 and r <= d["at"][1] < r + 5
     assert "colour" in describe(d) and "beside" in describe(d)
+
+
+def test_a_patch_of_colour_beside_a_piece_on_a_cloth_of_two_colours_is_a_missed_doubt():
+    """Fresh 413131: a green small lying on red and yellow stripes, beside a black medium; from
+    the stripes' one median their own p90 is so far that green reads as the table's colour."""
+    from vision.detect import Detections
+    from vision.doubts import MISSED_HEIGHT_MM, RESIDUE_RIM_PX, residue_blobs
+
+    at = _beside(_LONE_SMALL, RESIDUE_RIM_PX + 2)
+    red_yellow = ((200, 40, 40), (200, 170, 40))
+    scene, rgb, pts, valid = _beside_a_piece(at, rise_mm=MISSED_HEIGHT_MM + 3, rgb_patch=(40, 160, 60), stripes=red_yellow)
+    (pix,) = residue_blobs(rgb, scene, Detections.empty(), pts, valid, _straight_down)
+    assert len(pix) >= 9
+    scene, rgb, pts, valid = _beside_a_piece(at, rise_mm=MISSED_HEIGHT_MM + 3, rgb_patch=red_yellow[1], stripes=red_yellow)
+    assert residue_blobs(rgb, scene, Detections.empty(), pts, valid, _straight_down) == []  # the cloth's own colour
+
+
+def test_a_plain_tables_colour_is_its_median():
+    from vision.doubts import table_colours
+
+    rng = np.random.default_rng(1)
+    plain = rng.normal((130.0, 135.0), 4.0, (500, 2))
+    assert table_colours(plain).shape == (1, 2)
+    two = np.vstack([plain, rng.normal((180.0, 165.0), 4.0, (500, 2))])
+    assert sorted(np.round(table_colours(two)).tolist()) == [[130.0, 135.0], [180.0, 165.0]]
 
 
 def test_a_patchs_pixels_without_depth_are_no_place_on_the_table():
