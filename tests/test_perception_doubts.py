@@ -845,6 +845,31 @@ def test_an_orientation_doubt_is_raised_where_the_net_gives_the_other_reading_a_
     assert orientation_doubts(fits, even) == []  # a later stage's piece: no reading of its own
 
 
+def test_a_piece_the_net_reads_leaning_may_stand_the_other_way_than_its_fit():
+    """Fresh 413112: a red medium leaning on a blue one, read weird 0.98, set upright by the later
+    stages: "two or more upright pieces" wrong with no flag."""
+    from vision.detect import Detections
+    from vision.doubts import FEW_POINTS, WEIRD_ALT_P, orientation_doubts
+    from vision.pose import PieceFit
+
+    lying = flat(Spec("p1", "red", "small"), (0.0, 0.0), 0.0)
+    standing = upright(Spec("p2", "blue", "medium"), (60.0, 0.0), 0)
+    n = FEW_POINTS + 20
+    fits = [PieceFit(lying, 1.0, n, 0.1, "flat", 0.9, 0), PieceFit(standing, 1.0, n, 0.1, "upright", 0.9, 1)]
+
+    def doubts(p_weird: float):
+        orient = np.array([[0.0, 1 - p_weird, p_weird], [1 - p_weird, 0.0, p_weird]], np.float32)  # else as fitted
+        det = Detections(np.zeros((2, 4), np.float32), np.array([0, 1]), np.ones(2, np.float32), orientation=orient)
+        return orientation_doubts(fits, det)
+
+    assert [(d["piece"], d["as"], d["why"]) for d in doubts(WEIRD_ALT_P + 0.05)] == [("p1", "upright", "weird"), ("p2", "flat", "weird")]
+    assert doubts(WEIRD_ALT_P - 0.05) == []
+    m = judged("it contains two or more upright pieces", [standing, upright(Spec("p3", "blue", "medium"), (0.0, 0.0), 0)],
+               [d for d in doubts(0.98) if d["piece"] == "p2"])
+    assert m.mark == "white" and m.judgment_call
+    assert "leaning" in m.doubts[0]["text"]
+
+
 def test_a_piece_fitted_from_a_handful_of_depth_points_may_stand_or_lie_any_way():
     """Tuning table 980044: a blue small under a black one, 15 depth points, fitted leaning so
     that it "points" at the black one; the net had no doubt, and the mark was wrong unflagged."""

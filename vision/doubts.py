@@ -76,6 +76,7 @@ THIN_NEAR_MM = 900.0  # ... where its depth is this near the camera (depth noise
 MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part inside it
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 ORIENT_ALT_P = 0.2
+WEIRD_ALT_P = 0.5  # the net reads "weird" this surely where the fit says upright or flat: see `orientation_doubts`
 FEW_POINTS = 100  # a piece fitted from fewer depth points of its own is loose in pose: see `orientation_doubts`
 # the colour sliver at the picture's edge (`edge_color_blobs`), set on the tuning tables: of 18
 # such blobs on 120 tables, 8 were pieces and 10 the table's own pattern (checks, stripes); the
@@ -211,7 +212,13 @@ def orientation_doubts(fits, detections: Detections) -> list[dict]:
     840; 980044, a blue small under a black one, 15 points, fitted leaning so that it "points" at
     it; 980006, a yellow small half under a leaning large, 73 points, fitted standing; held-out
     970033, a yellow small, 45 points, fitted 13 mm off: marks wrong, none flagged. A cut at 60
-    points left 980006 unflagged; 100 flags 0.3-0.6 points more right marks on the tuning sets."""
+    points left 980006 unflagged; 100 flags 0.3-0.6 points more right marks on the tuning sets.
+
+    And where the net reads the piece neither upright nor flat (weird, p >= WEIRD_ALT_P) and the
+    fit says one of them, a doubt of the other (`"why": "weird"`): the fit is not what the
+    picture shows, and a piece laid the other way is the nearest alternative the doubts can put.
+    Fresh 413112: a red medium, washed pale, leaning on a blue medium, read weird 0.98, fitted
+    leaning and set upright by the later stages; "two or more upright pieces" wrong with no flag."""
     cfg = RelationsConfig()
     out = []
     for f in fits:
@@ -225,6 +232,11 @@ def orientation_doubts(fits, detections: Detections) -> list[dict]:
                 if name != fitted and p >= ORIENT_ALT_P:
                     named.add(name)
                     out.append({"kind": "orientation", "piece": f.piece.id, "as": name, "p": round(float(p), 3)})
+            other = {"upright": "flat", "flat": "upright"}.get(fitted)
+            if other and other not in named and probs[2] >= WEIRD_ALT_P:  # neither upright nor flat
+                named.add(other)
+                out.append({"kind": "orientation", "piece": f.piece.id, "as": other, "p": round(float(probs[2]), 3),
+                            "why": "weird"})
         if 0 < f.n_points < FEW_POINTS:  # as flat even where it lies: every other heading
             ways = ("flat",) if fitted == "upright" else ("upright", "flat")
             out += [{"kind": "orientation", "piece": f.piece.id, "as": name, "why": "few"}

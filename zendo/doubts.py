@@ -73,7 +73,8 @@ alternative koan:
   whose walls lift it (`_outers`);
 - "orientation": the camera's two witnesses disagree on how a piece on the table stands (the fit
   says lying, the orientation net may say standing, or the other way): the piece stood upright
-  or laid flat where it is, heading every 45 degrees (which way it points matters).
+  or laid flat where it is, heading every 45 degrees (which way it points matters); where the
+  net reads it leaning (`"why": "weird"`), the other of upright and flat than the fit's.
 - "heading": a lying piece's outline in colour fits about as well turned far round ("turn",
   degrees about its centroid) as where it was kept, so it may point that way; or it fits about
   as well every way round (`"why": "outline"`), so it may point any way ("turns": each tried);
@@ -232,6 +233,8 @@ def describe(d: Mapping) -> str:
     if k == "held":
         return (f"{d['piece']} is {d['height_mm']:.0f} mm off the table with nothing seen under it: "
                 "a piece the camera missed may hold it up, or it may rest on the table")
+    if k == "orientation" and d.get("why") == "weird":
+        return f"{d['piece']} may not stand as read: the picture shows it leaning, neither upright nor flat"
     if k == "orientation":
         return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
     if k == "heading" and d.get("why") == "outline":
