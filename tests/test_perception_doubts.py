@@ -870,6 +870,26 @@ def test_a_piece_the_net_reads_leaning_may_stand_the_other_way_than_its_fit():
     assert "leaning" in m.doubts[0]["text"]
 
 
+def test_a_piece_the_size_check_made_smaller_may_stand_on_another_of_its_new_size():
+    """Fresh 412767: two black smalls stacked, read as a medium, set small by depth; a tower of
+    two smalls stands between a small's height and a medium's. "Two or more upright pieces"."""
+    from vision.doubts import shrunk_tower_doubts
+    from vision.pose import PieceFit
+
+    small = upright(Spec("p1", "black", "small"), (0.0, 0.0), 0)
+    lying = flat(Spec("p2", "red", "small"), (60.0, 0.0), 0.0)
+    shrunk = [PieceFit(small, 1.0, 150, 0.1, "upright", 0.9, 0, other_size="medium"),
+              PieceFit(lying, 1.0, 150, 0.1, "flat", 0.9, 1, other_size="medium")]
+    (d,) = shrunk_tower_doubts(shrunk, [])
+    assert (d["kind"], d["piece"], d["where"]) == ("stacked", "p1", "under")  # not the lying one
+    assert shrunk_tower_doubts([replace(shrunk[0], other_size=None)], []) == []  # read its size: the towers stage asked
+    assert shrunk_tower_doubts([replace(shrunk[0], other_size="large")], []) != []
+    assert shrunk_tower_doubts(shrunk[:1], [{"kind": "stacked", "piece": "p1", "where": "on"}]) == []  # one already
+    m = judged("it contains two or more upright pieces", [small], [d])
+    assert m.mark == "black" and m.judgment_call
+    assert "taller" in m.doubts[0]["text"]
+
+
 def test_a_piece_fitted_from_a_handful_of_depth_points_may_stand_or_lie_any_way():
     """Tuning table 980044: a blue small under a black one, 15 depth points, fitted leaning so
     that it "points" at the black one; the net had no doubt, and the mark was wrong unflagged."""

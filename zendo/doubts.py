@@ -252,7 +252,8 @@ def describe(d: Mapping) -> str:
         if d.get("instead"):
             return (f"{d['piece']} and {d['instead']} may be two pieces of {d['piece']}'s size, "
                     f"one stacked on the other")
-        why = ": its picture and its own pixels read two colours" if d.get("why") == "colours" else ""
+        why = {"colours": ": its picture and its own pixels read two colours",
+               "shrunk": ": it reads taller than its size"}.get(d.get("why"), "")
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it{why}"
     return _describe_missed(d)
 
