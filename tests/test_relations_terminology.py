@@ -303,3 +303,5 @@ def test_a_camera_judges_a_pointing_call_close_where_a_small_turn_of_the_pointer
         assert any(turns) is close
         assert call.is_borderline(cfg.band) is close
         assert not call.is_borderline(DEFAULT_BAND)
+    up = facts_of(tower([S("a"), S("b", "blue")]), cfg=cfg).predicate("pointing", "a", "b")
+    assert up.value and up.lever == 0.0  # an upright piece's ray goes straight up whichever way it is turned

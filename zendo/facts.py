@@ -46,7 +46,7 @@ class Predicate:
     unit: str  # "mm" or "deg"
     alternative: bool | str | None = None
     order: float = 0.0  # for pointing: distance along the ray where the target is met
-    lever: float = 0.0  # for pointing: mm from the piece's middle, about which its heading turns, to there
+    lever: float = 0.0  # for pointing by a piece not upright: mm from its middle, about which its heading turns, to there
 
     @property
     def key(self) -> PredicateKey:

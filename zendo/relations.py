@@ -166,7 +166,10 @@ def pointing_ray(piece: Piece, cfg: RelationsConfig) -> PointingRay:
 def pointing(piece: Piece, others: Sequence[Piece], grounded_ids: set[str], cfg: RelationsConfig) -> list[Predicate]:
     """Is `piece` pointing at each of `others`, with the lateral margin (mm) and order along the ray."""
     ray = pointing_ray(piece, cfg)
-    reach = float(np.linalg.norm(ray.tip - piece.vertices.mean(axis=0)))  # middle to tip: a heading turns about the middle
+    # a heading is read about the piece's middle, and only a piece not standing upright has one
+    # (an upright one's ray goes straight up whichever way it is turned)
+    upright = orientation(piece, cfg).value == "upright"
+    reach = 0.0 if upright else float(np.linalg.norm(ray.tip - piece.vertices.mean(axis=0)))
     out = []
     for target in others:
         best: tuple[float, float] | None = None
@@ -187,7 +190,7 @@ def pointing(piece: Piece, others: Sequence[Piece], grounded_ids: set[str], cfg:
         if best is None:
             best = (-_FAR, _FAR)
         margin, order = best
-        lever = max(0.0, reach + order) if order < _FAR else 0.0
+        lever = max(0.0, reach + order) if order < _FAR and not upright else 0.0
         out.append(Predicate("pointing", (piece.id, target.id), margin >= 0, margin, "mm", order=order, lever=lever))
     return out
 
