@@ -136,3 +136,14 @@ def test_a_small_read_where_two_lie_nested_may_be_the_outer_one_with_the_inner_o
 def test_a_small_lying_alone_may_not_be_a_nest(heading):
     lone = flat(Spec("c", "yellow", "small"), (0, 0), heading)
     assert nest_doubts([lone], lone) == []
+
+
+@pytest.mark.parametrize("seen_through, doubted", [(0.23, True), (0.27, False)])
+def test_the_outer_ones_nest_is_doubted_as_far_seen_through_as_the_inner_ones(monkeypatch, seen_through, doubted):
+    """Fresh 413253: two blue smalls nested, read as the outer one; the nest explained 22 points
+    more, 0.231 of it where the camera saw through, over the 0.2 the outer's test had then."""
+    from vision import towers
+
+    inner, outer = lying_tower([Spec("a", "blue", "small"), Spec("b", "blue", "small")], (0, 0), 90)
+    monkeypatch.setattr(towers, "_seen_through", lambda *a: seen_through)
+    assert (nest_doubts([inner, outer], outer) == [{"kind": "stacked", "piece": "b", "where": "in"}]) is doubted
