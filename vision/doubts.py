@@ -135,14 +135,16 @@ def class_doubts(fits, verdicts) -> list[dict]:
 
 
 def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dict]:
-    """A "class" doubt (`"why": "cut"`) of each larger size, in the colour read, for each piece
+    """A "class" doubt (`"why": "cut"`) of each other size, in the colour read, for each piece
     whose box meets the picture's edge (within EDGE_PX).
 
     Why: the picture shows only part of such a piece, and the part of a large piece that shows
     looks like a smaller piece whole (the classifier reads the crop; depth sees the part in view):
     on the tuning tables 14 of the 214 visible pieces cut by the edge were read a size smaller,
     against about 2 % of pieces in view; held-out 960015, a green large cut by the top edge read
-    small, and "all the same size" was marked wrong with no flag."""
+    small, and "all the same size" was marked wrong with no flag. The smaller sizes too (session
+    66): a sliver tells no size, and the classifier guesses up as well as down (fresh 413227, a
+    red small lying mostly beyond the left edge, a box 7 px wide read large)."""
     out = []
     for f in fits:
         if not 0 <= f.detection < len(detections):
@@ -150,8 +152,9 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dic
         if not cut_by_edge(detections.xyxy[f.detection], shape):
             continue
         p = f.piece
-        for size in larger_sizes(p.size):
-            out.append({"kind": "class", "piece": p.id, "color": p.color, "size": size, "why": "cut"})
+        for size in PYRAMID_SIZES:
+            if size != p.size:
+                out.append({"kind": "class", "piece": p.id, "color": p.color, "size": size, "why": "cut"})
     return out
 
 
