@@ -1809,7 +1809,9 @@ def test_a_piece_the_pictures_edge_cuts_may_be_another_size_than_it_shows():
     got = cut_doubts([_fit(p, detection=0)], boxes, (480, 640))
     assert [(d["kind"], d["color"], d["size"]) for d in got] == [("class", "green", "medium"), ("class", "green", "large")]
     assert cut_doubts([_fit(p, detection=1)], boxes, (480, 640)) == []  # wholly in view
-    got_large = cut_doubts([_fit(lone("green", "large"), detection=0)], boxes, (480, 640))
+    assert cut_doubts([_fit(lone("green", "large"), detection=0)], boxes, (480, 640)) == []  # none larger
+    sliver = Detections(np.array([[0, 272, 7, 296]], np.float32), np.array([0]), np.array([0.5], np.float32))
+    got_large = cut_doubts([_fit(lone("green", "large"), detection=0)], sliver, (480, 640))
     assert [d["size"] for d in got_large] == ["small", "medium"]  # a sliver tells no size
     m = judged("all its pieces are the same size", [p, upright(Spec("p2", "yellow", "large"), (40.0, 0.0), 0)], got)
     assert m.mark == "black" and m.judgment_call

@@ -76,6 +76,7 @@ THIN_NEAR_MM = 900.0  # ... where its depth is this near the camera (depth noise
 MISSED_EDGE_MIN_PX = 15  # at the picture's edge a piece shows only the part inside it
 STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 ORIENT_ALT_P = 0.2
+CUT_SLIVER_PX = 10  # a box the picture's edge cuts this thin tells no size: see `cut_doubts`
 WEIRD_ALT_P = 0.5  # the net reads "weird" this surely where the fit says upright or flat: see `orientation_doubts`
 FEW_POINTS = 100  # a piece fitted from fewer depth points of its own is loose in pose: see `orientation_doubts`
 # the colour sliver at the picture's edge (`edge_color_blobs`), set on the tuning tables: of 18
@@ -142,9 +143,11 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dic
     looks like a smaller piece whole (the classifier reads the crop; depth sees the part in view):
     on the tuning tables 14 of the 214 visible pieces cut by the edge were read a size smaller,
     against about 2 % of pieces in view; held-out 960015, a green large cut by the top edge read
-    small, and "all the same size" was marked wrong with no flag. The smaller sizes too (session
-    66): a sliver tells no size, and the classifier guesses up as well as down (fresh 413227, a
-    red small lying mostly beyond the left edge, a box 7 px wide read large)."""
+    small, and "all the same size" was marked wrong with no flag. Where the box is a sliver (its
+    narrower side under CUT_SLIVER_PX), the smaller sizes too (session 66): a sliver tells no
+    size, and the classifier guesses up as well as down (fresh 413227, a red small lying mostly
+    beyond the left edge, a box 7 px wide read large). Every cut box so cost 0.27 points more
+    right marks flagged on the five tuning sets; slivers only, under 0.01."""
     out = []
     for f in fits:
         if not 0 <= f.detection < len(detections):
@@ -152,8 +155,10 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dic
         if not cut_by_edge(detections.xyxy[f.detection], shape):
             continue
         p = f.piece
+        x0, y0, x1, y1 = detections.xyxy[f.detection]
+        sliver = min(x1 - x0, y1 - y0) < CUT_SLIVER_PX
         for size in PYRAMID_SIZES:
-            if size != p.size:
+            if size != p.size and (sliver or size in larger_sizes(p.size)):
                 out.append({"kind": "class", "piece": p.id, "color": p.color, "size": size, "why": "cut"})
     return out
 

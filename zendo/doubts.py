@@ -61,9 +61,9 @@ alternative koan:
   (`"all": true`): a koan spread wide with several pieces missed reads as a string of koans.
   Where it carries the other koans' own doubts and its own piece's (`"their"`,
   `with_their_doubts`), the koans as one may also be wrong as each of those says (the same
-  camera read them). Or (`"via"`, a
-  place) a "missed" doubt's piece, standing there, would come within the koan gap of both koans
-  (`bridged`): the koans as one with a piece of each colour and size standing there.
+  camera read them). Or (`"via"`, a place) a "missed" doubt's piece, standing there, would come
+  within the koan gap of both koans (`bridged`): the koans as one with a piece of each colour
+  and size standing there.
 - "held": a piece stands or lies off the table with nothing seen under it to hold it up, so a
   piece the camera missed does (the lower pieces of a tower of one size show a band of a few
   pixels, or none), or what the camera saw under it holds it on one side only, so it would
