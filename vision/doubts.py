@@ -738,7 +738,9 @@ def table_colours(ab: np.ndarray) -> np.ndarray:
     green piece lying on it reads as the table's colour. Fresh 413131: a green small lying
     between a black medium and a blue small on red and yellow stripes, missed by the detector,
     its depth noise in specks: 71 from the median against a line of 87, 50 from the nearer
-    stripe's colour against 30. The koan of five read as two, marks wrong with no flag."""
+    stripe's colour against 30. The koan of five read as two, marks wrong with no flag. It costs
+    about 0.2 ms a window, some 6 ms a frame on this 2-core CPU (28 windows a frame on the tuning
+    tables; the median alone cost 2 ms): the 2-means stops once its split settles."""
     one = np.median(ab, axis=0)
     if len(ab) < 2:
         return one[None]
@@ -749,7 +751,10 @@ def table_colours(ab: np.ndarray) -> np.ndarray:
         if side.all() or not side.any():
             return one[None]
         two = np.array([x[~side].mean(axis=0), x[side].mean(axis=0)])
-        side = np.linalg.norm(x - two[1], axis=1) < np.linalg.norm(x - two[0], axis=1)
+        nearer = np.linalg.norm(x - two[1], axis=1) < np.linalg.norm(x - two[0], axis=1)
+        if np.array_equal(nearer, side):  # settled: more steps would give the same two
+            break
+        side = nearer
     if side.all() or not side.any() or np.linalg.norm(two[1] - two[0]) <= EDGE_CHROMA:
         return one[None]
     return two.astype(np.float32)

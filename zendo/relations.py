@@ -163,12 +163,13 @@ def pointing_ray(piece: Piece, cfg: RelationsConfig) -> PointingRay:
     return PointingRay(tip, d, leg, start if skim is not None else None, skim)
 
 
-def pointing(piece: Piece, others: Sequence[Piece], grounded_ids: set[str], cfg: RelationsConfig) -> list[Predicate]:
-    """Is `piece` pointing at each of `others`, with the lateral margin (mm) and order along the ray."""
+def pointing(piece: Piece, others: Sequence[Piece], grounded_ids: set[str], cfg: RelationsConfig,
+             upright: bool) -> list[Predicate]:
+    """Is `piece` pointing at each of `others`, with the lateral margin (mm) and order along the ray.
+    `upright`: the piece's orientation, as `koan_facts` read it."""
     ray = pointing_ray(piece, cfg)
     # a heading is read about the piece's middle, and only a piece not standing upright has one
     # (an upright one's ray goes straight up whichever way it is turned)
-    upright = orientation(piece, cfg).value == "upright"
     reach = 0.0 if upright else float(np.linalg.norm(ray.tip - piece.vertices.mean(axis=0)))
     out = []
     for target in others:
@@ -327,7 +328,8 @@ def koan_facts(koan_id: str, pieces: Sequence[Piece], cfg: RelationsConfig | Non
         return out
 
     def rays(_) -> list[Predicate]:
-        return [pr for p in pieces for pr in pointing(p, [q for q in pieces if q.id != p.id], grounded_ids, cfg)]
+        return [pr for p in pieces
+                for pr in pointing(p, [q for q in pieces if q.id != p.id], grounded_ids, cfg, orient[p.id] == "upright")]
 
     preds = LazyPredicates(own, [(("stacked",), links), (("nested",), nests),
                                  (("touching", "same_direction", "opposite_direction", "same_height"), pairs),
