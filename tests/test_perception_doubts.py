@@ -2301,3 +2301,49 @@ def test_a_piece_that_may_stand_and_a_piece_missed_beside_it_change_the_mark_onl
     m = judged("it contains two or more upright pieces", seen, doubts)
     assert m.mark == "black" and m.judgment_call
     assert sorted(d["kind"] for d in m.doubts) == ["missed", "orientation"]
+
+
+def _hole_doubts(rows: slice, cols: slice, boxes=()) -> list[dict]:
+    """The missed doubts of a flat table (x = column, y = row, in mm) with no depth over
+    rows x cols, the detector's boxes (xyxy) drawn where given."""
+    from vision.detect import Detections
+    from vision.doubts import missed_doubts
+
+    pts = np.zeros((120, 160, 3), np.float32)
+    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    valid = np.ones((120, 160), bool)
+    valid[rows, cols] = False
+    det = Detections(np.array(boxes, np.float32).reshape(-1, 4), np.zeros(len(boxes), int),
+                     np.ones(len(boxes), np.float32))
+    return missed_doubts(Scene(), det, pts, valid)
+
+
+def test_a_piece_sized_patch_with_no_depth_that_no_box_holds_is_a_missed_doubt():
+    """A glossy face turned square to the camera gives no depth; where the detector missed that
+    piece too, the hole is all that shows it (fresh 414687: a blue small on blue squares)."""
+    (d,) = _hole_doubts(slice(50, 60), slice(70, 80))
+    assert d["kind"] == "missed" and d["seen"] == "hole" and d["pixels"] == 100
+    assert np.allclose(d["at"], [74.5, 54.5], atol=1.0)  # placed by the table round it
+
+
+def test_a_hole_in_depth_inside_a_detectors_box_is_that_pieces_own():
+    assert _hole_doubts(slice(50, 60), slice(70, 80), boxes=[(68, 48, 82, 62)]) == []
+
+
+def test_a_hole_in_depth_at_the_pictures_edge_is_where_the_depth_camera_ends():
+    assert _hole_doubts(slice(50, 60), slice(0, 10)) == []
+
+
+def test_a_hole_in_depth_smaller_than_a_piece_is_noise():
+    from vision.doubts import HOLE_MIN_PX
+
+    side = int(np.sqrt(HOLE_MIN_PX)) - 1
+    assert _hole_doubts(slice(50, 50 + side), slice(70, 70 + side)) == []
+
+
+def test_a_piece_may_lie_flat_of_any_kind_where_the_camera_has_no_depth():
+    doubt = {"kind": "missed", "at": [0.0, 0.0], "height_mm": 0.0, "pixels": 100, "seen": "hole"}
+    lying = {(q.color, q.size) for alt in alternatives([], doubt) for q in alt
+             if abs(q.axis[2]) < 0.5}
+    assert lying == {(c, s) for c in RAINBOW_COLORS for s in PYRAMID_SIZES}
+    assert "no depth" in describe(doubt)

@@ -22,6 +22,8 @@ Why these kinds and where each comes from (the towers and unboxed stages raise t
   true`); or a patch of colour beside a fitted piece, unlike the table's around it, that
   stands up in depth and that no fitted piece's projected outline explains (`residue_blobs`,
   `"seen": "residue"`): a piece half hidden by a neighbour that the detector boxed with it;
+  or a patch of no depth at all, piece-sized, that no box holds (`hole_blobs`, `"seen":
+  "hole"`): a glossy face turned to the camera mirrors the projector's pattern away;
 - misfit: a fitted piece explains its depth poorly (RMS residual over MISFIT_RMS_MM), which on
   the tuning tables meant a piece missed there more often than not (two pieces read as one, a
   piece lying across others, a tower read short);
@@ -112,6 +114,14 @@ FAINT_STONE_PIECE_P = 0.5  # a faint stone box the classifier reads as pyramids 
 RESIDUE_MIN_PX = 15
 RESIDUE_RING_PX = 10
 RESIDUE_RIM_PX = 2
+# a patch where the camera has no depth (`hole_blobs`), set on the tuning tables: this big after a
+# 3 x 3 opening, inside the picture, and this much of it outside every box the detector drew
+# (grown by HOLE_BOX_PAD_PX: a hole beside a box is a piece's stereo shadow); the ring round it
+# where its place on the table is read
+HOLE_MIN_PX = 60
+HOLE_OUTSIDE = 0.5
+HOLE_BOX_PAD_PX = 3
+HOLE_RING_PX = 3
 
 
 def class_doubts(fits, verdicts) -> list[dict]:
@@ -567,6 +577,56 @@ def _missed(table_pts: np.ndarray, pix: np.ndarray, **more) -> dict:
             "height_mm": round(float(np.percentile(pts[:, 2], 95)), 1), "pixels": len(pix), **more}
 
 
+def hole_blobs(detections: Detections, valid: np.ndarray) -> list[np.ndarray]:
+    """Blobs of pixels with no depth, HOLE_MIN_PX or more after a 3 x 3 opening, not touching the
+    picture's edge (where the depth camera's view ends), less than HOLE_OUTSIDE of them inside any
+    box the detector drew (stones' too) grown by HOLE_BOX_PAD_PX: each as its pixels (row, column).
+
+    Why: a face of a piece turned square to the camera mirrors the projector's pattern away and
+    comes back with no depth, and where the detector missed that piece too (camouflaged on a cloth
+    of its colour) nothing else can see it: fresh 414687, a blue small lying on blue squares, 124
+    of its 166 pixels with no depth and no box, a koan of one piece read as none (15 marks wrong,
+    none flagged). Holes inside a box are the boxed piece's own; beside it, its stereo shadow (a
+    strip the second imager cannot see past it). Tuning tables (300, 900000- to 990000-): 6 such
+    holes of 20 px or more, 3 on pieces nothing found (22, 90, 118 px), a white stone nothing
+    boxed (72 px) and 2 on the bare table (68 px, and a 108 px shadow strip mostly outside the
+    box of the piece casting it)."""
+    import cv2
+
+    hole = cv2.morphologyEx((~valid).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    if not hole.any():
+        return []
+    h, w = valid.shape
+    boxed = np.zeros(valid.shape, bool)
+    for x0, y0, x1, y1 in np.round(detections.xyxy).astype(int):
+        boxed[max(0, y0 - HOLE_BOX_PAD_PX):max(0, y1 + HOLE_BOX_PAD_PX + 1),
+              max(0, x0 - HOLE_BOX_PAD_PX):max(0, x1 + HOLE_BOX_PAD_PX + 1)] = True
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(hole, connectivity=8)
+    out = []
+    for i in np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= HOLE_MIN_PX) + 1:
+        x, y, bw, bh = stats[i, :4]
+        if x == 0 or y == 0 or x + bw >= w or y + bh >= h:
+            continue
+        pix = np.argwhere(labels[y:y + bh, x:x + bw] == i) + (y, x)
+        if boxed[pix[:, 0], pix[:, 1]].mean() < HOLE_OUTSIDE:
+            out.append(pix)
+    return out
+
+
+def _missed_at_hole(table_pts: np.ndarray, valid: np.ndarray, pix: np.ndarray) -> dict | None:
+    """A "missed" doubt (`"seen": "hole"`) placed where the ring of pixels round a hole meets the
+    table: the hole itself has no point to read."""
+    import cv2
+
+    m = np.zeros(valid.shape, np.uint8)
+    m[pix[:, 0], pix[:, 1]] = 1
+    ring = (cv2.dilate(m, np.ones((2 * HOLE_RING_PX + 1,) * 2, np.uint8)) > 0) & (m == 0) & valid
+    around = np.argwhere(ring)
+    if len(around) < 5:
+        return None
+    return {**_missed(table_pts, around, seen="hole"), "pixels": len(pix)}
+
+
 def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, valid: np.ndarray,
                   rgb: np.ndarray | None = None, project: Callable[[np.ndarray], np.ndarray] | None = None,
                   depth_mm: np.ndarray | None = None) -> list[dict]:
@@ -576,6 +636,7 @@ def missed_doubts(scene: Scene, detections: Detections, table_pts: np.ndarray, v
     `depth_mm`: the frame's depth (`unexplained_blobs`)."""
     depth = unexplained_blobs(scene, detections, table_pts, valid, thin=True, depth_mm=depth_mm)
     out = [_missed(table_pts, pix) for pix in depth]
+    out += [d for d in (_missed_at_hole(table_pts, valid, pix) for pix in hole_blobs(detections, valid)) if d]
     if rgb is not None:
         out += [_missed(table_pts, pix, seen="colour")
                 for pix in edge_color_blobs(rgb, scene, detections, table_pts, valid)]

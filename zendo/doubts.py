@@ -36,7 +36,8 @@ alternative koan:
   and a piece may stand where the detector drew a faint box inside the picture, or where the
   classifier read a box as no piece, but not surely ("seen": "dropped"), or where a patch of a
   piece's colour stands beside the pieces seen, outside their outlines ("seen": "residue": a
-  piece half hidden by a neighbour);
+  piece half hidden by a neighbour), or where the camera has no depth on a piece-sized patch
+  no box holds ("seen": "hole": standing, or lying flat, of any kind);
 - "unboxed": a piece found in depth alone (no detection boxed it), so it may be any piece
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
@@ -278,6 +279,8 @@ def _describe_missed(d: Mapping) -> str:
         return f"the detector half-saw a piece at {at}: a piece may stand there"
     if seen == "residue":
         return f"a piece's colour shows beside the pieces seen, by {at}: a piece half hidden by them may stand there"
+    if seen == "hole":  # vision.doubts.hole_blobs
+        return f"the camera has no depth on a patch by {at} and nothing was seen there: a piece may lie there"
     if seen == "dropped":
         return f"what stands at {at} was read as no piece, but not surely: a piece may stand there"
     return f"an unseen piece may stand at {at}"
@@ -428,6 +431,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         extra = list(_any_piece_standing(pid, (x, y)))
         if doubt.get("seen") == "stone":  # what passed for a stone: a small piece lying there
             extra += [q for c in RAINBOW_COLORS for q in turned(Piece(pid, c, "small", (x, y, 0.0)), "flat")]
+        if doubt.get("seen") == "hole":  # a face square to the camera gave no depth: often a piece lying
+            extra += [q for size, c in product(SIZES, RAINBOW_COLORS)
+                      for q in turned(Piece(pid, c, size, (x, y, 0.0)), "flat")]
         for q in extra:
             yield list(pieces) + [q]
         out_of_view = doubt.get("seen") == "colour" or (doubt.get("seen") in ("faint", "stone") and doubt.get("edge"))
