@@ -594,23 +594,14 @@ def hole_blobs(detections: Detections, valid: np.ndarray) -> list[np.ndarray]:
     import cv2
 
     hole = cv2.morphologyEx((~valid).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    if not hole.any():
+    blobs = _blobs(hole, lambda st: (st[:, 4] >= HOLE_MIN_PX) & ~_at_edge(st, valid.shape, 0))
+    if not blobs:
         return []
-    h, w = valid.shape
     boxed = np.zeros(valid.shape, bool)
     for x0, y0, x1, y1 in np.round(detections.xyxy).astype(int):
         boxed[max(0, y0 - HOLE_BOX_PAD_PX):max(0, y1 + HOLE_BOX_PAD_PX + 1),
               max(0, x0 - HOLE_BOX_PAD_PX):max(0, x1 + HOLE_BOX_PAD_PX + 1)] = True
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(hole, connectivity=8)
-    out = []
-    for i in np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= HOLE_MIN_PX) + 1:
-        x, y, bw, bh = stats[i, :4]
-        if x == 0 or y == 0 or x + bw >= w or y + bh >= h:
-            continue
-        pix = np.argwhere(labels[y:y + bh, x:x + bw] == i) + (y, x)
-        if boxed[pix[:, 0], pix[:, 1]].mean() < HOLE_OUTSIDE:
-            out.append(pix)
-    return out
+    return [pix for pix in blobs if boxed[pix[:, 0], pix[:, 1]].mean() < HOLE_OUTSIDE]
 
 
 def _missed_at_hole(table_pts: np.ndarray, valid: np.ndarray, pix: np.ndarray) -> dict | None:

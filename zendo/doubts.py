@@ -133,6 +133,9 @@ BALANCE_TOUCH_MM = 2.0  # where a holder touches: p's surface within this of whe
 LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies (`lies_low`, which vision.nested reads too)
 SET_DOWN_MIN_MM = 1.0  # a piece read larger is also tried on the table when it stands higher: see `read_as`
 SET_DOWN_SLACK_MM = 2.0  # ... by at most the sizes' difference in height and this
+# a "missed" doubt seen so may also be a piece lying flat there, of these sizes: what passed for a
+# stone, a small one; a patch with no depth (a face square to the camera), any
+LYING_WHERE_SEEN = {"stone": ("small",), "hole": SIZES}
 
 
 def doubt_key(d: Mapping) -> tuple:
@@ -429,11 +432,8 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         pid = _missed_id(x, y)
         extra = list(_any_piece_standing(pid, (x, y)))
-        if doubt.get("seen") == "stone":  # what passed for a stone: a small piece lying there
-            extra += [q for c in RAINBOW_COLORS for q in turned(Piece(pid, c, "small", (x, y, 0.0)), "flat")]
-        if doubt.get("seen") == "hole":  # a face square to the camera gave no depth: often a piece lying
-            extra += [q for size, c in product(SIZES, RAINBOW_COLORS)
-                      for q in turned(Piece(pid, c, size, (x, y, 0.0)), "flat")]
+        extra += [q for size, c in product(LYING_WHERE_SEEN.get(doubt.get("seen"), ()), RAINBOW_COLORS)
+                  for q in turned(Piece(pid, c, size, (x, y, 0.0)), "flat")]
         for q in extra:
             yield list(pieces) + [q]
         out_of_view = doubt.get("seen") == "colour" or (doubt.get("seen") in ("faint", "stone") and doubt.get("edge"))
