@@ -558,6 +558,49 @@ def test_pieces_of_two_colours_or_a_smaller_one_on_a_larger_ones_tip_are_not_one
     assert one_colour_nest_doubts(pieces, [_fit(p) for p in pieces]) == []
 
 
+def test_either_of_two_pieces_of_one_colour_on_one_axis_may_be_another_colour_showing_the_others():
+    """A piece nested in another shows a thin rim, and the classifier reads the other's colour
+    through it: each of the two may be any other colour at its size (fresh 415979: a yellow
+    medium in a red one read red, "at least one medium yellow piece" marked wrong unflagged)."""
+    from vision.doubts import READ_COLOURS, nest_colour_doubts
+    from zendo.doubts import nested_inside
+
+    outer = upright(Spec("p1", "red", "large"), (0, 0), 0)
+    inner = replace(nested_inside(outer, "medium", "p2", against_wall=False), color="red")
+    other = upright(Spec("p3", "blue", "small"), (120, 0), 0)
+    out = nest_colour_doubts([outer, inner, other])
+    assert READ_COLOURS == ("red", "yellow", "green", "blue", "black")
+    assert {(d["piece"], d["color"], d["size"], d["of"]) for d in out} == (
+        {("p1", c, "large", "p2") for c in READ_COLOURS[1:]} | {("p2", c, "medium", "p1") for c in READ_COLOURS[1:]})
+    assert all(d["kind"] == "class" and d["why"] == "nest" and "p" not in d for d in out)
+    m = judged("it contains at least one medium yellow piece", [outer, inner, other], out)
+    assert m.mark == "black" and m.judgment_call
+    yellow = next(d for d in out if d["piece"] == "p2" and d["color"] == "yellow")
+    assert describe(yellow) == "p2 may be yellow medium: read in or on p1, of one colour, it may show p1's colour"
+
+
+def test_of_a_tower_of_one_colour_only_the_lower_piece_whose_band_shows_may_be_another_colour():
+    """The upper piece of a tower shows whole; the lower shows a band under its rim."""
+    from vision.doubts import READ_COLOURS, nest_colour_doubts
+
+    lower, upper = tower([Spec("p1", "blue", "small"), Spec("p2", "blue", "small")], (0, 0), 0)
+    out = nest_colour_doubts([upper, lower])
+    assert [(d["piece"], d["color"], d["of"]) for d in out] == [("p1", c, "p2") for c in READ_COLOURS if c != "blue"]
+    m = judged("all its pieces are the same color", [lower, upper], out)
+    assert m.mark == "white" and m.judgment_call
+
+
+def test_pieces_of_two_colours_on_one_axis_or_of_one_colour_apart_are_not_recoloured():
+    """Two colours in one nest are both seen, and two pieces of a colour apart each show whole."""
+    from vision.doubts import nest_colour_doubts
+    from zendo.doubts import nested_inside
+
+    outer = upright(Spec("p1", "red", "large"), (0, 0), 0)
+    inner = replace(nested_inside(outer, "medium", "p2", against_wall=False), color="green")
+    apart = [upright(Spec("p3", "blue", "small"), (120, 0), 0), upright(Spec("p4", "blue", "small"), (150, 0), 0)]
+    assert nest_colour_doubts([outer, inner, *apart]) == []
+
+
 # ----------------------------------------------------------------------------- edge
 
 

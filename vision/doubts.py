@@ -440,6 +440,40 @@ def one_colour_nest_doubts(pieces: Sequence, fits) -> list[dict]:
             for weak, strong in _weaker_of_each(nests, fits, lambda p: PYRAMID_SIZES[p.size].height)]
 
 
+#: The colours the camera reads (the classifier's), each tried on a piece of a one-colour nest.
+LEVEL_MM = 1.0  # two bases this near along their axis are level (a nest on the table): both are tried
+READ_COLOURS = tuple(dict.fromkeys(c.split("_")[0] for c in PYRAMID_CLASSES))
+
+
+def nest_colour_doubts(pieces: Sequence) -> list[dict]:
+    """A "class" doubt ("why": "nest", "of": the other) for each other colour, at its size, on
+    the lower (along their axis; both where their bases are level within LEVEL_MM, a nest) of
+    each pair of one colour read on one axis (`_one_axis`, as `one_colour_nest_doubts`), and on
+    neither if the pair's colours differ.
+
+    Why: the lower piece of a tower shows a band of a few dozen pixels under the upper one's rim
+    (a nested one, a rim in its cavity), and the crop the classifier reads is mostly the other
+    piece, so it reads the other's colour. Fresh tables 415000- and 415600- (session 68): a
+    yellow medium showing 48 px under a red medium read red, a yellow medium (66 px) under a red
+    read red, a blue small (27 px) under a yellow small read yellow; 414713 (414400-) a yellow
+    medium (33 px) under a blue medium read blue: the "absent" doubt of the pair took a piece
+    away, but no doubt gave either another colour, so "at least one medium yellow piece" and "all
+    the same colour" were marked wrong with no flag; the band's own colour doubt (the towers
+    stage's) asks only where the band's reading gives another colour something. No "p": the camera
+    gave these colours nothing, so they are not paired with other pieces' additions
+    (zendo.doubts.RECOLOURED_P)."""
+    out = []
+    for a, b in _near(pieces):
+        if a.color != b.color or not _one_axis(a, b):
+            continue
+        along = float((b.origin - a.origin) @ a.axis)
+        lower = [(a, b)] if along > LEVEL_MM else [(b, a)] if along < -LEVEL_MM else [(a, b), (b, a)]
+        for piece, other in lower:
+            out += [{"kind": "class", "piece": piece.id, "color": c, "size": piece.size, "why": "nest", "of": other.id}
+                    for c in READ_COLOURS if c != piece.color]
+    return out
+
+
 def _one_axis(a, b) -> bool:
     """Whether b stands on a's axis, in or on a: axes near parallel, b's base near a's axis line
     and near a's base along it (ONE_AXIS_*)."""
@@ -978,7 +1012,8 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         weak = {d["piece"] for d in absent}
         absent += [d for d in more if d["piece"] not in weak]
     doubts = without_repeats(
-        class_doubts(fits, verdicts) + cut_doubts(fits, detections, valid.shape) + absent + covers(scene.pieces)
+        class_doubts(fits, verdicts) + cut_doubts(fits, detections, valid.shape) + nest_colour_doubts(scene.pieces)
+        + absent + covers(scene.pieces)
         + misfit_doubts(fits)
         + orientation_doubts(fits, detections)
         + missed_doubts(scene, detections, table_pts, valid, rgb, project, depth_mm) + stone_doubts(scene, detections, verdicts, table_pts, valid)

@@ -5,7 +5,9 @@ boundary (facts.py: the judgment band), perception has doubts of its own, and ea
 alternative koan:
 
 - "class": a piece might be another colour or size (the classifier's runner-up was close, or
-  the picture's edge cuts the piece, `"why": "cut"`); a piece read too small is fitted to the
+  the picture's edge cuts the piece, `"why": "cut"`, or it is one of two pieces of one colour
+  read on one axis, in or on the other, whose picture may show the other's colour, `"why":
+  "nest"`, `"of"`: the other); a piece read too small is fitted to the
   top of what the camera saw, so a larger reading is also tried set down on the table
   (`read_as`);
 - "absent": a piece might not be there at all (a weak detection, a piece nested in a lying one,
@@ -188,6 +190,9 @@ def describe(d: Mapping) -> str:
     k = d["kind"]
     if k == "class" and d.get("why") == "cut":
         return f"{d['piece']} may be {d['color']} {d['size']}: the picture's edge cuts it off"
+    if k == "class" and d.get("why") == "nest":
+        return (f"{d['piece']} may be {d['color']} {d['size']}: read in or on {d['of']}, of one colour, "
+                f"it may show {d['of']}'s colour")
     if k == "class":
         return f"{d['piece']} may be {d['color']} {d['size']}"
     if k == "absent":
