@@ -49,7 +49,7 @@ import numpy as np
 
 from zendo.doubts import bridged, covers, held, joined, with_their_doubts
 from zendo.koans import KOAN_GAP_MM
-from zendo.pieces import PYRAMID_SIZES, larger_sizes
+from zendo.pieces import PYRAMID_SIZES, RAINBOW_COLORS, larger_sizes
 from zendo.relations import RelationsConfig, orientation
 from zendo.scene import Scene
 from zendo.shapes import near_pairs, shell_distance
@@ -435,14 +435,20 @@ def one_colour_nest_doubts(pieces: Sequence, fits) -> list[dict]:
     (session 54) a lying black large boxed twice read as a black medium nested in it, and a green
     large with a black medium nested in it read as two green larges stacked lying, each with no
     doubt that took the extra piece away ("exactly two pieces" marked wrong, unflagged)."""
-    nests = ((a, b) for a, b in _near(pieces) if a.color == b.color and _one_axis(a, b))
     return [_absent(weak, fits, why="nest", of=strong.id)
-            for weak, strong in _weaker_of_each(nests, fits, lambda p: PYRAMID_SIZES[p.size].height)]
+            for weak, strong in _weaker_of_each(_one_colour_on_one_axis(pieces), fits,
+                                                lambda p: PYRAMID_SIZES[p.size].height)]
 
 
-#: The colours the camera reads (the classifier's), each tried on a piece of a one-colour nest.
+def _one_colour_on_one_axis(pieces: Sequence) -> Iterator[tuple]:
+    """The near pairs of pieces of one colour, one in or on the other (`_one_axis`)."""
+    return ((a, b) for a, b in _near(pieces) if a.color == b.color and _one_axis(a, b))
+
+
 LEVEL_MM = 1.0  # two bases this near along their axis are level (a nest on the table): both are tried
-READ_COLOURS = tuple(dict.fromkeys(c.split("_")[0] for c in PYRAMID_CLASSES))
+#: The colours the camera reads (vision.classes.PYRAMID_CLASSES is made of them), each tried on
+#: the lower piece of a one-colour tower.
+READ_COLOURS = RAINBOW_COLORS
 
 
 def nest_colour_doubts(pieces: Sequence) -> list[dict]:
@@ -463,9 +469,7 @@ def nest_colour_doubts(pieces: Sequence) -> list[dict]:
     gave these colours nothing, so they are not paired with other pieces' additions
     (zendo.doubts.RECOLOURED_P)."""
     out = []
-    for a, b in _near(pieces):
-        if a.color != b.color or not _one_axis(a, b):
-            continue
+    for a, b in _one_colour_on_one_axis(pieces):
         along = float((b.origin - a.origin) @ a.axis)
         lower = [(a, b)] if along > LEVEL_MM else [(b, a)] if along < -LEVEL_MM else [(a, b), (b, a)]
         for piece, other in lower:
