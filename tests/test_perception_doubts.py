@@ -505,6 +505,40 @@ def test_the_weaker_of_two_pieces_whose_walls_cross_may_not_be_there():
     assert m.mark == "white" and m.judgment_call
 
 
+def test_two_crossing_readings_of_one_class_with_like_support_may_either_be_the_piece_read_twice():
+    """Fresh 416351: a lying black large boxed whole (302 points) and again in its far half (350
+    points, fitted at another heading). Only the whole one was doubted, so "a piece pointing at
+    another", true by the half's heading alone, was marked wrong with no flag. Where neither
+    reading has under half the other's points, either may be the one not there."""
+    from vision.doubts import clash_doubts
+
+    whole = flat(Spec("p1", "black", "large"), (0, 0), 0)
+    half = flat(Spec("p2", "black", "large"), (10, 10), 90)  # crosses the whole one, turned
+    target = upright(Spec("p3", "green", "small"), (10, 120), 0)  # where the half points
+    fits = [replace(_fit(whole), n_points=302), replace(_fit(half), n_points=350), replace(_fit(target), n_points=100)]
+    out = clash_doubts([whole, half, target], fits)
+    assert out == [{"kind": "absent", "piece": "p1", "confidence": 0.9, "why": "twice", "of": "p2"},
+                   {"kind": "absent", "piece": "p2", "confidence": 0.9, "why": "twice", "of": "p1"}]
+    assert describe(out[1]) == "p2 may not be a piece: it and p1, of one colour and size, cross, and may be one piece read twice"
+    rule = "it contains a piece pointing at another piece"
+    assert judged(rule, [whole, target], []).mark == "black"  # the true koan
+    m = judged(rule, [whole, half, target], out)
+    assert m.mark == "white" and m.judgment_call
+    assert not judged(rule, [whole, half, target], out[:1]).judgment_call  # the weaker's doubt alone
+
+
+def test_crossing_readings_of_another_colour_or_size_or_far_weaker_name_the_weaker_alone():
+    from vision.doubts import clash_doubts
+
+    whole = flat(Spec("p1", "black", "large"), (0, 0), 0)
+    for other, points in ((Spec("p2", "blue", "large"), 350), (Spec("p2", "black", "medium"), 350),
+                          (Spec("p2", "black", "large"), 140)):
+        crossing = flat(other, (10, 10), 90)
+        fits = [replace(_fit(whole), n_points=302), replace(_fit(crossing), n_points=points)]
+        weaker = "p1" if points > 302 else "p2"
+        assert clash_doubts([whole, crossing], fits) == [{"kind": "absent", "piece": weaker, "confidence": 0.9}]
+
+
 def test_pieces_touching_nested_or_in_a_tower_do_not_clash():
     from vision.doubts import clash_doubts
     from zendo.build import beside

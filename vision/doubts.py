@@ -57,6 +57,7 @@ from zendo.shapes import near_pairs, shell_distance
 from .classes import PYRAMID_CLASSES
 from .classify import PIECE_P, STONE_TALL_MM, pyramid_verdict
 from .colors import TABLE_MM
+from .crossing import SUPPORT_RATIO
 from .detect import EDGE_PX, FAINT_CONF, Detections, cut_by_edge, share_inside
 from .heading import BLIND_TURNS
 from .pose import ON_TABLE_MM, signed_distances
@@ -381,15 +382,37 @@ CLASH_MM = 4.0  # two pieces' walls crossing this deep cannot both stand as fitt
 
 def clash_doubts(pieces: Sequence, fits) -> list[dict]:
     """An "absent" doubt on the less supported (fewer depth points) of two pieces whose walls cross
-    deeper than CLASH_MM, when it has none yet.
+    deeper than CLASH_MM, when it has none yet; where the two are of one colour and size and the
+    weaker has SUPPORT_RATIO or more of the other's points, on both ("why": "twice", "of": the
+    other).
 
     Why: pieces are rigid, so one of the two is not there as fitted, and the weaker is most often
     a false piece read from the other's points: on the tuning tables (900000-, 920000-) 22 of 40
     such pairs held a piece no true piece matched, 17 times the one with fewer points, and one
     (a yellow large read twice, 24 against 378 points) made the only wrong mark there with no
-    doubt at all ("exactly two pieces" read three)."""
-    crossing = ((a, b) for a, b in _near(pieces) if shell_distance(a, b) <= -CLASH_MM)
-    return [_absent(weak, fits) for weak, _ in _weaker_of_each(crossing, fits)]
+    doubt at all ("exactly two pieces" read three). Two readings of one class that the crossing
+    stage kept (each with half the other's points or more: vision.crossing) may be one piece read
+    twice, and then points do not tell which reading is the piece: fresh 416351,
+    a lying black large boxed whole (302 points) and again in its far half (350 points, fitted at
+    another heading), the whole one named, and "a piece pointing at another" marked by the
+    half's heading, wrong with no flag."""
+    crossing = [(a, b) for a, b in _near(pieces) if shell_distance(a, b) <= -CLASH_MM]
+    out = [_absent(weak, fits) for weak, _ in _weaker_of_each(crossing, fits)]
+    n_points = {f.piece.id: f.n_points for f in fits}
+    twice: dict[str, tuple] = {}  # id -> (the piece, the other reading)
+    for a, b in crossing:
+        if _read_twice(a, b, n_points):
+            twice.setdefault(a.id, (a, b))
+            twice.setdefault(b.id, (b, a))
+    plain = [d for d in out if d["piece"] not in twice]
+    return plain + [_absent(p, fits, why="twice", of=other.id) for p, other in twice.values()]
+
+
+def _read_twice(a, b, n_points: dict[str, int]) -> bool:
+    """Whether two crossing pieces may be one piece read twice with either reading the piece: one
+    class, each with SUPPORT_RATIO or more of the other's depth points."""
+    na, nb = n_points.get(a.id, 0), n_points.get(b.id, 0)
+    return (a.color, a.size) == (b.color, b.size) and min(na, nb) >= SUPPORT_RATIO * max(na, nb)
 
 
 def _near(pieces: Sequence) -> Iterator[tuple]:

@@ -213,6 +213,9 @@ def describe(d: Mapping) -> str:
                     f"{round(100 * float(d['free']))} % of where it would be")
         if d.get("why") == "nest":
             return f"{d['piece']} may not be a piece: read in or on {d['of']}, of its colour, it may be {d['of']} read twice"
+        if d.get("why") == "twice":
+            return (f"{d['piece']} may not be a piece: it and {d['of']}, of one colour and size, cross, and "
+                    f"may be one piece read twice")
         return f"{d['piece']} may not be a piece"
     if k == "covers":
         return f"something may be hidden under {d['piece']}"
