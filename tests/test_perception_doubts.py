@@ -539,6 +539,45 @@ def test_crossing_readings_of_another_colour_or_size_or_far_weaker_name_the_weak
         assert clash_doubts([whole, crossing], fits) == [{"kind": "absent", "piece": weaker, "confidence": 0.9}]
 
 
+def _along(p, name: str, color: str, mm: float):
+    """p's like of another colour, its base mm along p's axis."""
+    return replace(p, id=name, color=color, position=tuple(np.asarray(p.position) + mm * p.axis))
+
+
+def test_two_pieces_of_one_size_two_steps_apart_on_one_axis_may_hold_a_third_between_them():
+    """Fresh 417280: three smalls lying nested, yellow in red in green, read as the green and the
+    yellow; nothing holds one small two resting steps along another's axis but a third between."""
+    from vision.doubts import stack_gap_doubts
+    from zendo.build import rest_offset
+
+    step = rest_offset("small", "small")
+    green = flat(Spec("p1", "green", "small"), (0, 0), 30)
+    yellow = _along(green, "p2", "yellow", 2 * step - 1.0)  # read a millimetre short
+    out = stack_gap_doubts([green, yellow])
+    assert out == [{"kind": "stacked", "piece": "p1", "where": "on", "why": "gap", "of": "p2"}]
+    assert describe(out[0]) == ("another piece of p1's size may lie between it and p2: the two lie on one axis "
+                                "two pieces' steps apart")
+    middle = [q for alt in alternatives([green, yellow], out[0]) for q in alt if q.id not in ("p1", "p2")]
+    assert {q.color for q in middle} == set(RAINBOW_COLORS)
+    assert all(np.allclose(q.position, np.asarray(green.position) + step * green.axis) for q in middle)
+    for rule in ("it contains exactly two pieces", "it contains at least one red piece"):
+        assert judged(rule, [green, yellow], out).judgment_call
+    assert stack_gap_doubts([yellow, green]) == [{"kind": "stacked", "piece": "p2", "where": "in", "why": "gap",
+                                                  "of": "p1"}]
+
+
+def test_a_nest_of_two_or_pieces_of_two_sizes_leave_no_gap():
+    from vision.doubts import stack_gap_doubts
+    from zendo.build import rest_offset
+
+    green = flat(Spec("p1", "green", "small"), (0, 0), 30)
+    nest = _along(green, "p2", "yellow", rest_offset("small", "small"))  # one step: a nest of two
+    far = _along(green, "p3", "yellow", 4 * rest_offset("small", "small"))
+    medium = replace(_along(green, "p4", "red", 2 * rest_offset("small", "small")), size="medium")
+    for other in (nest, far, medium):
+        assert stack_gap_doubts([green, other]) == []
+
+
 def test_pieces_touching_nested_or_in_a_tower_do_not_clash():
     from vision.doubts import clash_doubts
     from zendo.build import beside

@@ -47,6 +47,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from zendo.build import rest_offset
 from zendo.doubts import bridged, covers, held, joined, with_their_doubts
 from zendo.koans import KOAN_GAP_MM
 from zendo.pieces import PYRAMID_SIZES, RAINBOW_COLORS, larger_sizes
@@ -509,6 +510,32 @@ def _one_axis(a, b) -> bool:
     off = b.origin - a.origin
     along = float(off @ a.axis)
     return bool(np.linalg.norm(off - along * a.axis) <= ONE_AXIS_MM and abs(along) <= ONE_AXIS_ALONG_MM)
+
+
+GAP_STEPS_MM = 2.5  # two bases this near two resting steps apart along their axis: see `stack_gap_doubts`
+
+
+def stack_gap_doubts(pieces: Sequence) -> list[dict]:
+    """A "stacked" doubt ("why": "gap", "of": the other) for each pair of pieces of one size read
+    on one axis (`_one_axis`) with their bases two resting steps apart along it
+    (zendo.build.rest_offset, within GAP_STEPS_MM): a piece of their size in each colour between
+    them, one step from the first ("where": "on" toward its tip, "in" toward its base).
+
+    Why: a piece of one size rests in or on another one step along its axis; at two steps the
+    outer one holds the inner by nothing unless a third lies between them. Fresh 416800- (session
+    69), 417280: three smalls lying nested, yellow in red in green, read as the green and the
+    yellow, 10 mm apart along their axes; the red middle one, 61 px between them, no box and no
+    depth of its own, so "exactly two pieces" and "at least one red piece" were wrong with no
+    flag."""
+    out = []
+    for a, b in _near(pieces):
+        if a.size != b.size or not _one_axis(a, b):
+            continue
+        along = float((b.origin - a.origin) @ a.axis)
+        if abs(abs(along) - 2 * rest_offset(a.size, a.size)) <= GAP_STEPS_MM:
+            out.append({"kind": "stacked", "piece": a.id, "where": "on" if along > 0 else "in", "why": "gap",
+                        "of": b.id})
+    return out
 
 
 def boxes_mask(boxes: np.ndarray, shape) -> np.ndarray:
@@ -1046,6 +1073,6 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         + missed_doubts(scene, detections, table_pts, valid, rgb, project, depth_mm) + stone_doubts(scene, detections, verdicts, table_pts, valid)
         + box_doubts(scene, untaken, table_pts, valid, project, detections)
         + edge_doubts(scene, project, valid.shape)
-        + joined(scene.pieces) + held(scene.pieces) + list(stage_doubts))
+        + joined(scene.pieces) + held(scene.pieces) + stack_gap_doubts(scene.pieces) + list(stage_doubts))
     doubts += lying_stack_doubts(scene.pieces, doubts) + shrunk_tower_doubts(fits, doubts)
     return with_their_doubts(doubts + bridged(scene.pieces, doubts))

@@ -259,6 +259,9 @@ def describe(d: Mapping) -> str:
         shown = " or ".join(" on ".join(reversed(t)) for t in d["towers"])
         return f"{d['piece']} may be a tower of smaller pieces ({shown})"
     if k == "stacked":
+        if d.get("why") == "gap":
+            return (f"another piece of {d['piece']}'s size may lie between it and {d['of']}: the two lie on one axis "
+                    f"two pieces' steps apart")
         if d.get("where") == "in":
             return f"another piece of {d['piece']}'s size may be nested in it"
         if d.get("instead"):
