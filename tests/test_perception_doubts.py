@@ -1527,6 +1527,23 @@ def test_a_weak_detection_is_an_absent_doubt():
     assert absent_doubts([_fit(p, ABSENT_CONF + 0.05)]) == []
 
 
+def test_a_piece_boxed_inside_a_box_of_its_colour_whose_fit_the_camera_sees_through_may_be_it_read_twice():
+    """Fresh 417477: a blue medium lying, one face pale in the light, boxed whole and in its blue
+    half; the whole one's fit fits its points (4 mm) but the camera saw through 0.57 of it."""
+    from vision.detect import Detections
+    from vision.doubts import DOUBLE_HOST_FREE, double_doubts
+    from vision.pose import PieceFit
+
+    whole, half = flat(Spec("p6", "blue", "medium"), (0, 0), 90), flat(Spec("p7", "blue", "medium"), (30, 0), 270)
+    det = Detections(np.array([[298, 297, 326, 324], [311, 297, 326, 324]], np.float32), np.array([9, 9]),
+                     np.array([0.55, 0.61], np.float32))
+    fits = [PieceFit(whole, 4.0, 143, 0.57, "flat", 0.55, 0), PieceFit(half, 1.7, 71, 0.13, "flat", 0.61, 1)]
+    assert double_doubts(fits, det) == [{"kind": "absent", "piece": "p7", "confidence": 0.61, "why": "double", "of": "p6"}]
+    assert judged("it contains exactly two pieces", [whole, half], double_doubts(fits, det)).judgment_call
+    seen = [replace(fits[0], free_space=DOUBLE_HOST_FREE - 0.05), fits[1]]
+    assert double_doubts(seen, det) == []  # the camera saw the whole one where it was fitted: two pieces
+
+
 def test_a_piece_boxed_mostly_inside_a_box_of_a_piece_of_its_colour_may_be_that_piece_read_twice():
     from vision.detect import Detections
     from vision.doubts import double_doubts
@@ -1606,6 +1623,45 @@ def test_at_the_pictures_edge_a_smaller_unexplained_blob_is_a_missed_doubt():
 
     assert len(blob_at(0)) == 1  # touching the left edge
     assert blob_at(70) == []  # the same blob in the middle is too small to be a piece
+
+
+def _speckled_block(holes: np.ndarray):
+    """Table points and their validity: a 9 x 9 block standing 20 mm in a bare table, with no depth
+    where `holes` (9 x 9) is True."""
+    pts = np.zeros((120, 160, 3), np.float32)
+    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts[50:59, 70:79, 2] = 20.0
+    valid = np.ones((120, 160), bool)
+    valid[50:59, 70:79] = ~holes
+    return pts, valid
+
+
+_EVERY_OTHER = (np.add.outer(np.arange(9), np.arange(9)) % 2 == 1)  # a checkerboard of holes: 40 of 81
+
+
+def test_a_standing_blob_whose_depth_dropped_out_in_specks_is_still_a_missed_doubt():
+    """Fresh 417671: a green small standing on green squares, no box; its glossy faces dropped
+    depth in specks among the rest, and the opening took off all that was left. The specks with
+    no depth hold the blob together; the doubt stands where the pixels with depth are."""
+    from vision.detect import Detections
+    from vision.doubts import missed_doubts
+
+    pts, valid = _speckled_block(_EVERY_OTHER)
+    (d,) = missed_doubts(Scene(), Detections.empty(), pts, valid)
+    assert d["kind"] == "missed" and d["pixels"] == 81 - 40  # counted and placed by its depth
+    assert d["at"] == [74.0, 54.0] and d["height_mm"] == 20.0
+
+
+def test_specks_with_no_depth_alone_are_no_missed_doubt():
+    """Holes make no blob by themselves (a hole big enough is `hole_blobs`'), and on a bare table
+    a checkerboard of them joins nothing."""
+    from vision.detect import Detections
+    from vision.doubts import missed_doubts
+
+    for holes in (_EVERY_OTHER, np.pad(np.ones((7, 7), bool), 1)):  # specks; one hole under the hole line
+        pts, valid = _speckled_block(holes)
+        pts[50:59, 70:79, 2] = 0.0
+        assert missed_doubts(Scene(), Detections.empty(), pts, valid) == []
 
 
 def _thin_wedge_doubts(height_mm: float, camera_mm: float | None = None) -> list[dict]:
