@@ -312,6 +312,46 @@ def test_a_lying_piece_that_may_be_a_tower_on_its_side_makes_a_size_count_a_judg
     assert m.mark == "white" and m.judgment_call
 
 
+def _second_colour(piece: str, color: str) -> dict:
+    return {"kind": "class", "piece": piece, "color": color, "size": "small", "p": 0.106}
+
+
+def test_a_lying_small_that_reads_two_colours_with_no_neighbour_of_the_second_may_hold_a_small_nested_in_it():
+    from vision.doubts import lying_nest_colour_doubts
+
+    yellow = flat(Spec("p1", "yellow", "small"), (0.0, 0.0), 30.0)  # fresh 418045: red its runner-up
+    doubts = [_second_colour("p1", "red")]
+    assert lying_nest_colour_doubts([yellow], doubts) == [{"kind": "stacked", "piece": "p1", "where": "in", "why": "colours"}]
+    m = judged("it contains exactly one piece", [yellow], doubts + lying_nest_colour_doubts([yellow], doubts))
+    assert m.mark == "white" and m.judgment_call  # the class doubt alone leaves one piece: no judgment call
+    assert not judged("it contains exactly one piece", [yellow], doubts).judgment_call
+
+
+def test_a_lying_smalls_second_colour_lent_by_a_neighbour_of_that_colour_is_no_nest():
+    from vision.doubts import lying_nest_colour_doubts
+
+    yellow = flat(Spec("p1", "yellow", "small"), (0.0, 0.0), 30.0)
+    red = upright(Spec("p2", "red", "medium"), (28.0, 0.0), 0)
+    far_red = upright(Spec("p2", "red", "medium"), (200.0, 0.0), 0)
+    doubts = [_second_colour("p1", "red")]
+    assert lying_nest_colour_doubts([yellow, red], doubts) == []
+    assert lying_nest_colour_doubts([yellow, far_red], doubts) != []
+
+
+def test_a_standing_or_larger_piece_or_one_with_a_stacked_doubt_or_another_size_read_gets_no_lying_nest_doubt():
+    from vision.doubts import lying_nest_colour_doubts
+
+    standing = upright(Spec("p1", "yellow", "small"), (0.0, 0.0), 0)
+    medium = flat(Spec("p1", "yellow", "medium"), (0.0, 0.0), 30.0)
+    lying = flat(Spec("p1", "yellow", "small"), (0.0, 0.0), 30.0)
+    red = [_second_colour("p1", "red")]
+    assert lying_nest_colour_doubts([standing], red) == []
+    assert lying_nest_colour_doubts([medium], [{**red[0], "size": "medium"}]) == []
+    assert lying_nest_colour_doubts([lying], red + [{"kind": "stacked", "piece": "p1", "where": "in"}]) == []
+    assert lying_nest_colour_doubts([lying], [{**red[0], "size": "medium"}]) == []  # a size doubt, not a second colour
+    assert lying_nest_colour_doubts([lying], [{**red[0], "why": "nest", "of": "p2"}]) == []
+
+
 # ----------------------------------------------------------------------------- unboxed
 
 

@@ -300,6 +300,42 @@ def lying_stack_doubts(pieces: Sequence, doubts: Sequence[dict]) -> list[dict]:
             if p.size in LYING_STACK_SIZES and p.id not in have and lies_on_table(p, cfg)]
 
 
+TWO_COLOUR_REACH_MM = 10.0  # a neighbour this near (bounding spheres) may lend a crop its colour (color_check.REACH_MM)
+
+
+def lying_nest_colour_doubts(pieces: Sequence, doubts: Sequence[dict]) -> list[dict]:
+    """A "stacked" doubt ("where": "in", "why": "colours") for each small piece lying on the table
+    with no stacked doubt yet, where a class doubt (the classifier's, or the colour model's on its
+    own pixels) names a small of another colour and no neighbour within TWO_COLOUR_REACH_MM has
+    that colour: two colours read off one lying small, and none of its neighbours to lend it the
+    second, are two smalls nested, the inner one's base showing beyond the outer's.
+
+    Why: a nest of two smalls lying shows the inner piece only as a band at the outer one's base,
+    and where the band's faces drop their depth the nest test (vision.towers.lying_small_stacks)
+    has nothing to weigh; fresh 418045, a red small in a yellow one on a green cloth, 69 px of red
+    with no depth, read as the yellow alone with red its runner-up (0.106): "exactly two pieces",
+    "all the same colour", "touching" and "pointing" wrong and unflagged. A lying small read with a
+    second colour is rare: on the five tuning sets 23 of 497, 18 with no stacked doubt yet, and of
+    those about half beside a piece of the second colour; the doubt cost 46.73 -> 46.77 % of
+    right marks flagged there."""
+    cfg = RelationsConfig()
+    pieces = list(pieces)
+    have = {d["piece"] for d in doubts if d["kind"] == "stacked"}
+    near: dict[str, set[str]] = {p.id: set() for p in pieces}
+    for i, j in near_pairs(pieces, TWO_COLOUR_REACH_MM):
+        near[pieces[i].id].add(pieces[j].color)
+        near[pieces[j].id].add(pieces[i].color)
+    out = []
+    for p in pieces:
+        if p.size != "small" or p.id in have or not lies_on_table(p, cfg):
+            continue
+        seconds = {d["color"] for d in doubts if d["kind"] == "class" and d["piece"] == p.id and "why" not in d
+                   and d["size"] == "small" and d["color"] != p.color}
+        if seconds - near[p.id]:
+            out.append({"kind": "stacked", "piece": p.id, "where": "in", "why": "colours"})
+    return out
+
+
 def absent_doubts(fits) -> list[dict]:
     """An "absent" doubt for each piece the data barely supports: a weak detection, or any piece
     nested in a lying one. A nested piece has no depth points of its own; it rests on the
@@ -1103,5 +1139,6 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         + box_doubts(scene, untaken, table_pts, valid, project, detections)
         + edge_doubts(scene, project, valid.shape)
         + joined(scene.pieces) + held(scene.pieces) + stack_gap_doubts(scene.pieces) + list(stage_doubts))
-    doubts += lying_stack_doubts(scene.pieces, doubts) + shrunk_tower_doubts(fits, doubts)
+    doubts += (lying_stack_doubts(scene.pieces, doubts) + shrunk_tower_doubts(fits, doubts)
+               + lying_nest_colour_doubts(scene.pieces, doubts))
     return with_their_doubts(doubts + bridged(scene.pieces, doubts))
