@@ -62,7 +62,7 @@ def own_pixels(piece: Piece, neighbours: list[Piece], table_pts: np.ndarray, up:
     return ys[keep], xs[keep]
 
 
-def _neighbours(pieces: list[Piece]) -> list[list[Piece]]:
+def neighbours(pieces: list[Piece]) -> list[list[Piece]]:
     """For each piece, the others whose bounding spheres come within REACH_MM of its own (a
     solid's face-plane distance is no true distance beyond its corners, so with room to spare)."""
     out: list[list[Piece]] = [[] for _ in pieces]
@@ -105,7 +105,7 @@ def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np
     table_pts, valid = heights
     up = valid & (table_pts[..., 2] > TABLE_MM)  # the table's own pixels are no piece's
     checked = [(f, v) for f in fits if (v := pyramid_verdict(f, verdicts)) is not None]
-    around = dict(zip((f.piece.id for f in fits), _neighbours([f.piece for f in fits])))
+    around = dict(zip((f.piece.id for f in fits), neighbours([f.piece for f in fits])))
     readings = colors.read_many([own_pixels(f.piece, around[f.piece.id], table_pts, up, project) for f, _ in checked])
     recolored: dict[str, str] = {}
     doubts: list[dict] = []

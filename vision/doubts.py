@@ -57,6 +57,7 @@ from zendo.shapes import near_pairs, shell_distance
 
 from .classes import PYRAMID_CLASSES
 from .classify import PIECE_P, STONE_TALL_MM, pyramid_verdict
+from .color_check import neighbours
 from .colors import TABLE_MM
 from .crossing import SUPPORT_RATIO
 from .detect import EDGE_PX, FAINT_CONF, Detections, cut_by_edge, share_inside
@@ -300,14 +301,11 @@ def lying_stack_doubts(pieces: Sequence, doubts: Sequence[dict]) -> list[dict]:
             if p.size in LYING_STACK_SIZES and p.id not in have and lies_on_table(p, cfg)]
 
 
-TWO_COLOUR_REACH_MM = 10.0  # a neighbour this near (bounding spheres) may lend a crop its colour (color_check.REACH_MM)
-
-
 def lying_nest_colour_doubts(pieces: Sequence, doubts: Sequence[dict]) -> list[dict]:
     """A "stacked" doubt ("where": "in", "why": "colours") for each small piece lying on the table
     with no stacked doubt yet, where a class doubt (the classifier's, or the colour model's on its
-    own pixels) names a small of another colour and no neighbour within TWO_COLOUR_REACH_MM has
-    that colour: two colours read off one lying small, and none of its neighbours to lend it the
+    own pixels) names a small of another colour and no neighbour (`color_check.neighbours`, the
+    pieces that may share its pixels) has that colour: two colours read off one lying small, and none of its neighbours to lend it the
     second, are two smalls nested, the inner one's base showing beyond the outer's.
 
     Why: a nest of two smalls lying shows the inner piece only as a band at the outer one's base,
@@ -321,17 +319,13 @@ def lying_nest_colour_doubts(pieces: Sequence, doubts: Sequence[dict]) -> list[d
     cfg = RelationsConfig()
     pieces = list(pieces)
     have = {d["piece"] for d in doubts if d["kind"] == "stacked"}
-    near: dict[str, set[str]] = {p.id: set() for p in pieces}
-    for i, j in near_pairs(pieces, TWO_COLOUR_REACH_MM):
-        near[pieces[i].id].add(pieces[j].color)
-        near[pieces[j].id].add(pieces[i].color)
     out = []
-    for p in pieces:
+    for p, around in zip(pieces, neighbours(pieces)):
         if p.size != "small" or p.id in have or not lies_on_table(p, cfg):
             continue
         seconds = {d["color"] for d in doubts if d["kind"] == "class" and d["piece"] == p.id and "why" not in d
                    and d["size"] == "small" and d["color"] != p.color}
-        if seconds - near[p.id]:
+        if seconds - {q.color for q in around}:
             out.append({"kind": "stacked", "piece": p.id, "where": "in", "why": "colours"})
     return out
 

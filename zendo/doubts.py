@@ -262,14 +262,14 @@ def describe(d: Mapping) -> str:
         if d.get("why") == "gap":
             return (f"another piece of {d['piece']}'s size may lie between it and {d['of']}: the two lie on one axis "
                     f"two pieces' steps apart")
+        if d.get("where") == "in":
+            why = ": it reads two colours, and no piece beside it has the second" if d.get("why") == "colours" else ""
+            return f"another piece of {d['piece']}'s size may be nested in it{why}"
         if d.get("instead"):
             return (f"{d['piece']} and {d['instead']} may be two pieces of {d['piece']}'s size, "
                     f"one stacked on the other")
         why = {"colours": ": its picture and its own pixels read two colours",
                "shrunk": ": it reads taller than its size"}.get(d.get("why"), "")
-        if d.get("where") == "in":
-            why = ": it reads two colours, and no piece beside it has the second" if d.get("why") == "colours" else ""
-            return f"another piece of {d['piece']}'s size may be nested in it{why}"
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it{why}"
     return _describe_missed(d)
 
