@@ -1559,6 +1559,26 @@ def test_a_piece_depth_hardly_holds_and_half_of_which_the_camera_saw_through_may
     assert space_doubts([_fit(medium), fit(stone, 17, SPACE_FREE - 0.05)]) == []  # the camera saw it there
 
 
+def test_a_piece_whose_many_depth_points_lie_far_off_it_where_the_camera_sees_through_most_of_it_may_not_be_there():
+    """Fresh 418699: a green large boxed a second time over its right half and the table beside
+    it, fitted upright from 101 points at 9.9 mm RMS, 0.71 of it seen through; "two or more
+    upright pieces" counted two, wrong with no flag."""
+    from vision.doubts import MISFIT_RMS_MM, SPACE_MISFIT_FREE, space_doubts
+    from vision.pose import PieceFit
+
+    real, twice = upright(Spec("p10", "green", "large"), (0, 0), 0), upright(Spec("p15", "green", "large"), (30, 20), 0)
+    fit = lambda rms, n, free: PieceFit(twice, rms, n, free, "tilted", 0.41, 1)
+    fits = [_fit(real), fit(9.9, 101, 0.71)]
+    got = space_doubts(fits)
+    assert got == [{"kind": "absent", "piece": "p15", "confidence": 0.41, "why": "space", "free": 0.71}]
+    assert got[0] in doubts_on_a_flat_table([real, twice], fits)  # a frame's doubts hold it
+    m = judged("it contains two or more upright pieces", [real, twice], got)
+    assert m.mark == "white" and m.judgment_call
+    assert space_doubts([_fit(real), fit(MISFIT_RMS_MM - 0.5, 101, 0.71)]) == []  # its points fit it
+    assert space_doubts([_fit(real), fit(9.9, 101, SPACE_MISFIT_FREE - 0.05)]) == []  # the camera saw it there
+    assert space_doubts([_fit(real), fit(9.9, 0, 0.71)]) == []  # fitted from no points of its own: depth says nothing
+
+
 def test_a_weak_detection_is_an_absent_doubt():
     from vision.doubts import ABSENT_CONF, absent_doubts
 

@@ -19,8 +19,8 @@ alternative koan:
   second reading may be the piece's), or one whose picture the classifier reads as a stone or
   nothing more than as a pyramid, "why": "crop", or one read in or on a piece of its colour on
   one axis, which the camera cannot tell from that piece's cavity or rim, "why": "nest", "of":
-  that piece, or one fitted from a few depth points where the camera saw through much of it,
-  "why": "space", "free": that share); where the piece's presence
+  that piece, or one fitted from a few depth points, or from points lying far off it, where the
+  camera saw through much of it, "why": "space", "free": that share); where the piece's presence
   moved another (a tower's lower piece found by its band lifts the upper one; the two of a
   tower may be one large piece), the doubt carries that piece as it stands without it ("then");
 - "covers": a piece stands over a cavity the camera cannot see into (an upright piece on the
