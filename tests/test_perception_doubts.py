@@ -1640,6 +1640,27 @@ def test_two_pieces_each_perhaps_absent_may_both_be_absent():
         {"kind": "absent", "piece": "p1", "confidence": 0.3}, {"kind": "absent", "piece": "p2", "confidence": 0.3}])] == []
 
 
+def test_a_piece_perhaps_absent_and_a_piece_perhaps_set_down_may_both_be_so():
+    """Fresh 419072: a red medium the detector missed, fitted as a red small 5 mm up, and a red
+    large read lying that was not there; "an ungrounded piece" needs both gone."""
+    from zendo.doubts import joint_absent_held_alternatives
+
+    medium = upright(Spec("p1", "yellow", "medium"), (0, 0), 0)
+    up = upright(Spec("p2", "red", "small"), (40, 0), 0)
+    up = replace(up, position=(up.position[0], up.position[1], 5.0))
+    false = flat(Spec("p3", "red", "large"), (0, 60), 0)
+    false = replace(false, position=(false.position[0], false.position[1], false.position[2] + 3.0))
+    koan = [medium, up, false]
+    gone = {"kind": "absent", "piece": "p3", "confidence": 0.83, "why": "band"}
+    down = {"kind": "held", "piece": "p2", "height_mm": 5.0, "why": "balance"}
+    m = judged("it contains an ungrounded piece", koan, [gone, down])
+    assert m.mark == "white" and m.judgment_call  # two up; without the one and the other set down, none
+    assert sorted(x["kind"] for x in m.doubts) == ["absent", "held"]
+    assert not judged("it contains an ungrounded piece", koan, [gone]).judgment_call
+    assert not judged("it contains an ungrounded piece", koan, [down]).judgment_call
+    assert list(joint_absent_held_alternatives(koan, [gone, {**down, "piece": "p3"}])) == []  # one piece, not two
+
+
 def test_something_the_camera_could_not_read_away_from_every_koan_is_told_to_the_master_alone():
     from zendo.game import Game
 

@@ -87,7 +87,8 @@ A mark is a judgment call when the rule marks any alternative differently (`doub
 where no single doubt does, the class doubts of two or more pieces taken together, or their
 absent doubts, or two doubts that each add a piece (`joint_added_alternatives`), or a piece
 turned as an orientation doubt says with a piece another doubt adds
-(`joint_turned_added_alternatives`); the Master then hears which doubt it rests on and can
+(`joint_turned_added_alternatives`), or a piece's colour misread with a piece added, or a piece
+not there with a piece held up set down (`joint_absent_held_alternatives`); the Master then hears which doubt it rests on and can
 settle it ("nothing is under p3") like any other ruling. Doubts are plain dicts so they travel
 in a scene's `perception` block and the game log unchanged; this module knows nothing of
 cameras.
@@ -901,7 +902,8 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
     absent doubts (`joint_absent_alternatives`), then two that each add a piece
     (`joint_added_alternatives`), then a piece turned with a piece added
     (`joint_turned_added_alternatives`), then a piece's colour misread with a piece added
-    (`joint_recoloured_added_alternatives`). One facts
+    (`joint_recoloured_added_alternatives`), then a piece not there with a piece held up set down
+    (`joint_absent_held_alternatives`). One facts
     cache serves them all: many doubts' alternatives share a geometry (every colour a class,
     covers or missed doubt tries; the joint readings' sizes). A caller marking one koan under
     several rules passes one `FactsCache` as `facts_of`, and the rules share it too."""
@@ -915,7 +917,8 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
                                joint_absent_alternatives(pieces, open_doubts),
                                joint_added_alternatives(pieces, open_doubts),
                                joint_turned_added_alternatives(pieces, open_doubts),
-                               joint_recoloured_added_alternatives(pieces, open_doubts)):
+                               joint_recoloured_added_alternatives(pieces, open_doubts),
+                               joint_absent_held_alternatives(pieces, open_doubts)):
         if evaluate(facts(alt)) != white:
             return [dict(d) for d in together]
     return out
@@ -1112,6 +1115,28 @@ def joint_recoloured_added_alternatives(pieces: Sequence[Piece], doubts: Iterabl
         koan = [replace(q, color=d1["color"]) if q.id == d1["piece"] else q for q in pieces]
         for extra in a2:
             yield koan + extra, [dict(d1), dict(d2)]
+
+
+def joint_absent_held_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
+                                   ) -> Iterator[tuple[list[Piece], list[dict]]]:
+    """The koans without a piece an "absent" doubt names (as its doubt leaves the rest) and with
+    a piece a "held" doubt names set down on the table (its fit is off: `set_down`), each with
+    the two doubts.
+
+    Why: one camera's false reading and its misplaced one come together as its other misreadings
+    do. Fresh 419072 (session 72): a red medium the detector missed, fitted from its blob as a red
+    small 5 mm up against a yellow medium ("held", off balance), and a red large read under a
+    lying blue large that was not there ("absent"); "an ungrounded piece" needs both gone, and was
+    marked wrong with no flag while each was weighed alone."""
+    doubts = list(doubts)
+    ids = {p.id for p in pieces}
+    absent = [d for d in doubts if d["kind"] == "absent" and d["piece"] in ids]
+    held_ = [d for d in doubts if d["kind"] == "held" and d["piece"] in ids]
+    for a, h in product(absent, held_):
+        if a["piece"] == h["piece"]:
+            continue
+        koan = _without(pieces, [a])
+        yield [set_down(q) if q.id == h["piece"] else q for q in koan], [dict(a), dict(h)]
 
 
 def _additions(pieces: Sequence[Piece], doubt: Mapping) -> list[list[Piece]]:
