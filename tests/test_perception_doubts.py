@@ -1706,6 +1706,33 @@ def test_at_the_pictures_edge_a_smaller_unexplained_blob_is_a_missed_doubt():
     assert blob_at(70) == []  # the same blob in the middle is too small to be a piece
 
 
+def _block_by_a_stone(piece_mm: float):
+    """Missed doubts of a table with a marking stone (6 mm, boxed) and, just below its box, a
+    9 x 9 blob `piece_mm` tall that no box holds: the stone's box, grown by STONE_PAD_PX, takes
+    in 7 of the blob's 9 rows."""
+    from vision.detect import Detections
+    from vision.doubts import missed_doubts
+
+    pts = np.zeros((120, 160, 3), np.float32)
+    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts[40:50, 70:78, 2] = 6.0
+    pts[50:59, 70:79, 2] = piece_mm
+    stone = Detections(np.array([[70, 40, 78, 52]], np.float32), np.array([16]), np.array([0.83], np.float32))
+    return missed_doubts(Scene(), stone, pts, np.ones((120, 160), bool))
+
+
+def test_a_piece_standing_by_a_marking_stone_is_not_taken_for_the_stone():
+    """Fresh 419488: a lone red small on a red cloth, no box, beside a black stone whose grown box
+    took in the top of it; the rest was too little to be a piece, and a koan of one was read as
+    none (15 marks wrong, none flagged). Depth standing taller than a stone can is no stone's."""
+    from vision.doubts import OVER_STONE_MM
+
+    (d,) = _block_by_a_stone(20.0)
+    assert d["kind"] == "missed" and d["pixels"] == 81 and d["at"] == [74.0, 54.0]
+    assert _block_by_a_stone(OVER_STONE_MM - 1.0) == []  # as low as a stone's depth: the stone's
+    assert _block_by_a_stone(0.0) == []  # the stone alone is no missed piece
+
+
 def _speckled_block(holes: np.ndarray):
     """Table points and their validity: a 9 x 9 block standing 20 mm in a bare table, with no depth
     where `holes` (9 x 9) is True."""
