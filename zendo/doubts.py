@@ -88,8 +88,8 @@ where no single doubt does, the class doubts of two or more pieces taken togethe
 absent doubts, or two doubts that each add a piece (`joint_added_alternatives`), or a piece
 turned as an orientation doubt says with a piece another doubt adds
 (`joint_turned_added_alternatives`), or a piece's colour misread with a piece added, or a piece
-not there with a piece held up set down (`joint_absent_held_alternatives`); the Master then hears which doubt it rests on and can
-settle it ("nothing is under p3") like any other ruling. Doubts are plain dicts so they travel
+not there with a piece held up set down (`joint_absent_held_alternatives`); the Master then
+hears which doubt it rests on and can settle it ("nothing is under p3") like any other ruling. Doubts are plain dicts so they travel
 in a scene's `perception` block and the game log unchanged; this module knows nothing of
 cameras.
 """
@@ -1129,14 +1129,11 @@ def joint_absent_held_alternatives(pieces: Sequence[Piece], doubts: Iterable[Map
     lying blue large that was not there ("absent"); "an ungrounded piece" needs both gone, and was
     marked wrong with no flag while each was weighed alone."""
     doubts = list(doubts)
-    ids = {p.id for p in pieces}
-    absent = [d for d in doubts if d["kind"] == "absent" and d["piece"] in ids]
-    held_ = [d for d in doubts if d["kind"] == "held" and d["piece"] in ids]
-    for a, h in product(absent, held_):
-        if a["piece"] == h["piece"]:
-            continue
-        koan = _without(pieces, [a])
-        yield [set_down(q) if q.id == h["piece"] else q for q in koan], [dict(a), dict(h)]
+    absent = [d for ds in _per_piece(pieces, doubts, "absent").values() for d in ds]  # each as it leaves the rest
+    lifted = [d for ds in _per_piece(pieces, doubts, "held").values() for d in ds]
+    for a, h in product(absent, lifted):
+        if a["piece"] != h["piece"]:
+            yield [set_down(q) if q.id == h["piece"] else q for q in _without(pieces, [a])], [dict(a), dict(h)]
 
 
 def _additions(pieces: Sequence[Piece], doubt: Mapping) -> list[list[Piece]]:
