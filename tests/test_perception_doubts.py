@@ -30,6 +30,14 @@ def judged(rule_text: str, pieces, doubts, rulings=None):
     return mark_perceived(rule, facts_of(pieces), pieces, doubts, facts_of, rulings)
 
 
+def _bare_table_points() -> np.ndarray:
+    """A 120 x 160 picture's table points (x, y: the pixel's column and row, in mm; z = 0): a bare
+    table for the missed doubts' tests to raise things on."""
+    pts = np.zeros((120, 160, 3), np.float32)
+    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    return pts
+
+
 def doubts_on_a_flat_table(pieces, fits=(), stage_doubts=(), detections=None, verdicts=None) -> list[dict]:
     """vision.doubts.frame_doubts on a frame of flat table everywhere, nothing standing, every
     point well inside the picture: the doubts the pieces and fits raise by themselves."""
@@ -1696,8 +1704,7 @@ def test_at_the_pictures_edge_a_smaller_unexplained_blob_is_a_missed_doubt():
     from vision.doubts import MISSED_EDGE_MIN_PX, MISSED_MIN_PX, missed_doubts
 
     def blob_at(x0: int) -> list[dict]:
-        pts = np.zeros((120, 160, 3), np.float32)
-        pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+        pts = _bare_table_points()
         side = int(np.ceil(np.sqrt((MISSED_EDGE_MIN_PX + MISSED_MIN_PX) / 2)))
         pts[50:50 + side, x0:x0 + side, 2] = 20.0  # something 20 mm tall that no piece explains
         return missed_doubts(Scene(), Detections.empty(), pts, np.ones((120, 160), bool))
@@ -1713,8 +1720,7 @@ def _block_by_a_stone(piece_mm: float):
     from vision.detect import Detections
     from vision.doubts import missed_doubts
 
-    pts = np.zeros((120, 160, 3), np.float32)
-    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts = _bare_table_points()
     pts[40:50, 70:78, 2] = 6.0
     pts[50:59, 70:79, 2] = piece_mm
     stone = Detections(np.array([[70, 40, 78, 52]], np.float32), np.array([16]), np.array([0.83], np.float32))
@@ -1736,8 +1742,7 @@ def test_a_piece_standing_by_a_marking_stone_is_not_taken_for_the_stone():
 def _speckled_block(holes: np.ndarray):
     """Table points and their validity: a 9 x 9 block standing 20 mm in a bare table, with no depth
     where `holes` (9 x 9) is True."""
-    pts = np.zeros((120, 160, 3), np.float32)
-    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts = _bare_table_points()
     pts[50:59, 70:79, 2] = 20.0
     valid = np.ones((120, 160), bool)
     valid[50:59, 70:79] = ~holes
@@ -1779,8 +1784,7 @@ def _thin_wedge_doubts(height_mm: float, camera_mm: float | None = None) -> list
     from vision.detect import Detections
     from vision.doubts import missed_doubts
 
-    pts = np.zeros((120, 160, 3), np.float32)
-    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts = _bare_table_points()
     for k, row in enumerate(range(40, 60)):
         w = 1 + k // 5
         pts[row, 80 - w // 2:80 - w // 2 + w, 2] = height_mm
@@ -1823,8 +1827,7 @@ def _edge_patch(rise_mm: float, rgb_patch=(200, 30, 30), noise_mm: float = 1.0, 
     """A grey table seen straight down (1 px per mm), noisy depth, and a patch of colour at the
     bottom edge of the picture standing `rise_mm` above the table."""
     rng = np.random.default_rng(seed)
-    pts = np.zeros((120, 160, 3), np.float32)
-    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts = _bare_table_points()
     pts[..., 2] = rng.normal(0.0, noise_mm, (120, 160))
     rgb = np.clip(rng.normal(110, 3, (120, 160, 3)), 0, 255).astype(np.uint8)
     rgb[114:, 60:80] = rgb_patch
@@ -1876,8 +1879,7 @@ def _beside_a_piece(patch_at: tuple[int, int], rise_mm: float, side: int = 5, rg
     `patch_at`, `side` pixels) standing `rise_mm` above the table. `stripes`: two colours the
     table is striped in instead (diagonal bands 8 px wide)."""
     rng = np.random.default_rng(0)
-    pts = np.zeros((120, 160, 3), np.float32)
-    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts = _bare_table_points()
     pts[..., 2] = rng.normal(0.0, 0.3, (120, 160))
     rgb = np.clip(rng.normal(110, 3, (120, 160, 3)), 0, 255).astype(np.uint8)
     if stripes is not None:
@@ -2589,8 +2591,7 @@ def _hole_doubts(rows: slice, cols: slice, boxes=()) -> list[dict]:
     from vision.detect import Detections
     from vision.doubts import missed_doubts
 
-    pts = np.zeros((120, 160, 3), np.float32)
-    pts[..., 0], pts[..., 1] = np.meshgrid(np.arange(160.0), np.arange(120.0))
+    pts = _bare_table_points()
     valid = np.ones((120, 160), bool)
     valid[rows, cols] = False
     det = Detections(np.array(boxes, np.float32).reshape(-1, 4), np.zeros(len(boxes), int),

@@ -306,8 +306,9 @@ def lying_nest_colour_doubts(pieces: Sequence, doubts: Sequence[dict]) -> list[d
     """A "stacked" doubt ("where": "in", "why": "colours") for each small piece lying on the table
     with no stacked doubt yet, where a class doubt (the classifier's, or the colour model's on its
     own pixels) names a small of another colour and no neighbour (`color_check.neighbours`, the
-    pieces that may share its pixels) has that colour: two colours read off one lying small, and none of its neighbours to lend it the
-    second, are two smalls nested, the inner one's base showing beyond the outer's.
+    pieces that may share its pixels) has that colour: two colours read off one lying small, and
+    none of its neighbours to lend it the second, are two smalls nested, the inner one's base
+    showing beyond the outer's.
 
     Why: a nest of two smalls lying shows the inner piece only as a band at the outer one's base,
     and where the band's faces drop their depth the nest test (vision.towers.lying_small_stacks)
@@ -320,15 +321,18 @@ def lying_nest_colour_doubts(pieces: Sequence, doubts: Sequence[dict]) -> list[d
     cfg = RelationsConfig()
     pieces = list(pieces)
     have = {d["piece"] for d in doubts if d["kind"] == "stacked"}
-    out = []
-    for p, around in zip(pieces, neighbours(pieces)):
-        if p.size != "small" or p.id in have or not lies_on_table(p, cfg):
-            continue
-        seconds = {d["color"] for d in doubts if d["kind"] == "class" and d["piece"] == p.id and "why" not in d
-                   and d["size"] == "small" and d["color"] != p.color}
-        if seconds - {q.color for q in around}:
-            out.append({"kind": "stacked", "piece": p.id, "where": "in", "why": "colours"})
-    return out
+    read: dict[str, set[str]] = {}  # the small colours each piece's class doubts read (not a nest's or a cut's: "why")
+    for d in doubts:
+        if d["kind"] == "class" and "why" not in d and d["size"] == "small":
+            read.setdefault(d["piece"], set()).add(d["color"])
+    seconds = {i: read[p.id] - {p.color} for i, p in enumerate(pieces)
+               if p.size == "small" and p.id in read and p.id not in have and lies_on_table(p, cfg)}
+    seconds = {i: c for i, c in seconds.items() if c}
+    if not seconds:
+        return []  # most frames: no lying small reads a second colour, and no neighbours need working out
+    around = neighbours(pieces)
+    return [{"kind": "stacked", "piece": pieces[i].id, "where": "in", "why": "colours"}
+            for i, c in seconds.items() if c - {q.color for q in around[i]}]
 
 
 def absent_doubts(fits) -> list[dict]:
