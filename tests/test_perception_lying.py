@@ -147,3 +147,76 @@ def test_the_outer_ones_nest_is_doubted_as_far_seen_through_as_the_inner_ones(mo
     inner, outer = lying_tower([Spec("a", "blue", "small"), Spec("b", "blue", "small")], (0, 0), 90)
     monkeypatch.setattr(towers, "_seen_through", lambda *a: seen_through)
     assert (nest_doubts([inner, outer], outer) == [{"kind": "stacked", "piece": "b", "where": "in"}]) is doubted
+
+
+def rim_doubts_on(truth, seen, drop_depth=True, existing=(), reader="default"):
+    """`rim_doubts` on a render of `truth` with only the pieces `seen` read, the depth over every
+    piece dropped (as fresh 420146's was) unless told otherwise."""
+    from dataclasses import replace as replaced
+
+    from calibration.plane import height_map
+    from vision.colors import FrameColors, load_color_reader
+    from vision.detect import Detections
+    from vision.lying import rim_doubts
+    from vision.pipeline import Pipeline
+    from zendo.scene import Scene
+
+    r, frame, cal = render_table(truth)
+    if drop_depth:
+        frame = replaced(frame, depth=np.where(r.mask > 0, 0, r.depth).astype(r.depth.dtype))
+    heights = height_map(frame, cal)
+    project = Pipeline(detector=lambda rgb: Detections.empty(), calibration=cal, classifier=None).projector(frame.intrinsics)
+    colors = FrameColors(load_color_reader() if reader == "default" else reader, frame.color, heights)
+    return rim_doubts(Scene(tuple(seen)), heights, project, colors, list(existing))
+
+
+@pytest.mark.parametrize("heading", [0, 90, 180])
+def test_a_small_lying_on_a_black_one_whose_rim_lost_its_depth_may_hold_it(heading):
+    """Fresh 420146: a red small lying on a black one, the black one's rim a dark band at the
+    red one's base end, the depth over both dropped; the rim stage adds no black piece (a shadow
+    is dark too) and the nest test had no depth to weigh, so "exactly two pieces" was wrong with
+    no flag."""
+    from zendo.doubts import describe
+
+    lower, upper = lying_tower([Spec("a", "black", "small"), Spec("b", "red", "small")], (0, 0), heading)
+    found = rim_doubts_on([lower, upper], [upper])
+    assert found == [{"kind": "stacked", "piece": "b", "where": "in", "why": "rim"}]
+    assert describe(found[0]) == "another piece of b's size may be nested in it: a rim of another colour shows beyond its base"
+
+
+@pytest.mark.parametrize("heading", [0, 90, 180])
+def test_a_small_lying_alone_has_no_rim_though_its_shadow_is_dark(heading):
+    """Beyond a lone lying piece's base is its shadow, on the table, where depth sees the table."""
+    lone = flat(Spec("c", "red", "small"), (0, 0), heading)
+    assert rim_doubts_on([lone], [lone]) == []
+
+
+def test_a_rim_already_doubted_or_read_as_a_piece_or_in_the_pieces_colour_is_not_doubted_again():
+    lower, upper = lying_tower([Spec("a", "black", "small"), Spec("b", "red", "small")], (0, 0), 0)
+    stacked = {"kind": "stacked", "piece": "b", "where": "under"}
+    assert rim_doubts_on([lower, upper], [upper], existing=[stacked]) == []
+    assert rim_doubts_on([lower, upper], [lower, upper]) == []  # the lower piece was read
+    same = lying_tower([Spec("a", "red", "small"), Spec("b", "red", "small")], (0, 0), 0)
+    assert rim_doubts_on(same, [same[1]]) == []
+
+
+def test_a_rim_with_its_depth_standing_off_the_table_is_doubted_as_well():
+    """Depth that stands off the table is the rim's too; only depth on the table is a shadow."""
+    lower, upper = lying_tower([Spec("a", "black", "small"), Spec("b", "red", "small")], (0, 0), 0)
+    assert rim_doubts_on([lower, upper], [upper], drop_depth=False) == [
+        {"kind": "stacked", "piece": "b", "where": "in", "why": "rim"}]
+
+
+def test_without_the_colour_model_no_rim_is_doubted():
+    lower, upper = lying_tower([Spec("a", "black", "small"), Spec("b", "red", "small")], (0, 0), 0)
+    assert rim_doubts_on([lower, upper], [upper], reader=None) == []
+
+
+def test_a_rim_in_a_neighbours_colour_may_be_that_neighbour():
+    """A black piece standing by the red one's base can lend the rim its colour."""
+    from zendo.build import upright
+
+    lower, upper = lying_tower([Spec("a", "black", "small"), Spec("b", "red", "small")], (0, 0), 0)
+    tail = upper.origin - upper.axis * 25.0
+    beside = upright(Spec("c", "black", "small"), (float(tail[0]), float(tail[1]) + 14.0), 0)
+    assert rim_doubts_on([lower, upper, beside], [upper, beside]) == []

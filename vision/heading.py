@@ -82,7 +82,7 @@ def _rz(deg) -> np.ndarray:
     return R
 
 
-def _outlines(corners: np.ndarray, project: Project, x0: int, y0: int, shape: tuple[int, int]) -> np.ndarray:
+def outline_masks(corners: np.ndarray, project: Project, x0: int, y0: int, shape: tuple[int, int]) -> np.ndarray:
     """Projected outlines (the hull of each set of corners, N x 5 x 3 in table mm) as masks of the
     window at (x0, y0): N x rows x columns."""
     n = len(corners)
@@ -117,8 +117,8 @@ def best_turn(piece: Piece, others: list[Piece], rgb: np.ndarray, heights, proje
     shape = (y1 - y0, x1 - x0)
     covered = np.zeros(shape, bool)
     if others:
-        covered = _outlines(np.array([q.vertices for q in others]), project, x0, y0, shape).any(axis=0)
-    mine = _outlines(piece.vertices[None], project, x0, y0, shape)[0]
+        covered = outline_masks(np.array([q.vertices for q in others]), project, x0, y0, shape).any(axis=0)
+    mine = outline_masks(piece.vertices[None], project, x0, y0, shape)[0]
     table_pts, valid = heights
     table = valid[y0:y1, x0:x1] & (table_pts[y0:y1, x0:x1, 2] < TABLE_MM) & ~covered & ~mine
     own = cv2.erode(mine.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & ~covered
@@ -134,7 +134,7 @@ def best_turn(piece: Piece, others: list[Piece], rgb: np.ndarray, heights, proje
     def scores(degs: np.ndarray) -> np.ndarray:
         """Intersection over union of each turn's outline with the colour, where nothing else is."""
         turns = (corners - mid) @ _rz(degs).transpose(0, 2, 1) + mid
-        m = _outlines(turns, project, x0, y0, shape) & seen
+        m = outline_masks(turns, project, x0, y0, shape) & seen
         return (m & mask).sum(axis=(1, 2)) / np.maximum((m | mask).sum(axis=(1, 2)), 1)
 
     scores = _Remembered(scores)

@@ -28,7 +28,7 @@ from .doubts import Untaken, frame_doubts
 from .frames import Frame
 from .hands import boxes_on_hands, find_hands, hidden, off_hands
 from .heading import check_headings
-from .lying import find_lying_towers
+from .lying import find_lying_towers, rim_doubts
 from .nested import find_nested
 from .matching import class_penalty, pairs_within_reach
 from .pairs import split_pairs
@@ -619,6 +619,8 @@ class Pipeline:
             watch.lap("crossing")
         if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
             stage_doubts += lying_small_stacks(frame, scene, up, table)
+        if self.cfg.lying:  # ... and one whose lower piece shows only as a rim of colour
+            stage_doubts += rim_doubts(scene, heights, project, colors, stage_doubts)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color,
                                   untaken, frame.depth_mm)
         if hands is not None:  # the tracker holds what they hide (Tracker.update)

@@ -264,7 +264,8 @@ def describe(d: Mapping) -> str:
             return (f"another piece of {d['piece']}'s size may lie between it and {d['of']}: the two lie on one axis "
                     f"two pieces' steps apart")
         if d.get("where") == "in":
-            why = ": it reads two colours, and no piece beside it has the second" if d.get("why") == "colours" else ""
+            why = {"colours": ": it reads two colours, and no piece beside it has the second",
+                   "rim": ": a rim of another colour shows beyond its base"}.get(d.get("why"), "")
             return f"another piece of {d['piece']}'s size may be nested in it{why}"
         if d.get("instead"):
             return (f"{d['piece']} and {d['instead']} may be two pieces of {d['piece']}'s size, "
