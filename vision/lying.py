@@ -26,11 +26,11 @@ A rim this stage cannot add, a small's that is black or has lost its depth, may 
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from zendo.build import rest_offset
+from zendo.build import rest_offset, rest_origin
 from zendo.pieces import SIZES
 from zendo.relations import RelationsConfig
 from zendo.scene import Piece, Scene
@@ -41,7 +41,8 @@ from .detect import Detections
 from .heading import outline_masks
 from .pose import PieceFit, _free_space, next_piece_id, pixel_box, scene_with, signed_distances, union_distance
 from .rest import lies_on_table
-from .towers import BAND_MARGIN_MM, FREE_SPACE_LIMIT, FREE_SPACE_TOL_MM, INLIER_MM, _band_color
+from .towers import (BAND_MARGIN_MM, FREE_SPACE_LIMIT, FREE_SPACE_TOL_MM, GROUNDED_MM, INLIER_MM, UPRIGHT_COS,
+                     _band_color)
 
 ALREADY_MM = 12.0  # a fitted piece this close to the neighbour's place is that piece, found already
 BORROWED_MM = 6.0  # a fitted piece of the colour read this near the neighbour's points may be what was read
@@ -51,6 +52,9 @@ WINDOW_PAD_PX = 3  # a point within INLIER_MM of a piece projects within this of
 RIM_MIN_PX = 15  # a lying small's rim (`rim_doubts`) must show this many pixels off the table,
 RIM_OFF_SHARE = 0.5  # ... be off it this much (no depth, or depth over ABOVE_MM),
 RIM_READ_P = 0.5  # ... and read as another colour this surely
+UPRIGHT_RIM_MIN_PX = 8  # an upright piece's foot band (`rim_doubts`) must show this many pixels off the table,
+UPRIGHT_RIM_OFF_SHARE = 0.3  # ... be off it this much,
+UPRIGHT_RIM_READ_P = 0.9  # ... and read as another colour, not black, this surely
 
 
 def _neighbour(p: Piece, pieces: list[Piece], new_id: str) -> Piece | None:
@@ -170,9 +174,9 @@ def find_lying_towers(frame, scene: Scene, fits: list[PieceFit], detections: Det
     return scene_with(scene, pieces, fits), fits, detections, verdicts, doubts
 
 
-def _rim_pixels(q: Piece, pieces: list[Piece], project, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """The image rows and columns inside q's projected outline and outside every fitted piece's:
-    where a piece at q's place shows beyond the pieces read."""
+def _rim_pixels(q: Piece, covering: list[Piece], project, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The image rows and columns inside q's projected outline and outside every piece's of
+    `covering`: where a piece at q's place shows beyond the pieces in front of it."""
     h, w = shape
     uv = project(q.vertices)
     x0, y0 = (max(int(np.floor(v)), 0) for v in uv.min(axis=0))
@@ -181,18 +185,57 @@ def _rim_pixels(q: Piece, pieces: list[Piece], project, shape: tuple[int, int]) 
         return np.zeros(0, int), np.zeros(0, int)
     win = (y1 - y0, x1 - x0)
     rim = outline_masks(q.vertices[None], project, x0, y0, win)[0]
-    rim &= ~outline_masks(np.array([o.vertices for o in pieces]), project, x0, y0, win).any(axis=0)
+    if covering:
+        rim &= ~outline_masks(np.array([o.vertices for o in covering]), project, x0, y0, win).any(axis=0)
     rows, cols = np.nonzero(rim)
     return rows + y0, cols + x0
 
 
+@dataclass(frozen=True)
+class RimTest:
+    """How surely a rim must show another piece: at least `min_px` pixels off the table (no
+    depth there, or depth over ABOVE_MM), `off_share` of the rim so, read `read_p` surely as a
+    colour not in `never`."""
+    min_px: int
+    off_share: float
+    read_p: float
+    never: tuple[str, ...] = ()
+
+
+LYING_RIM = RimTest(RIM_MIN_PX, RIM_OFF_SHARE, RIM_READ_P)
+UPRIGHT_RIM = RimTest(UPRIGHT_RIM_MIN_PX, UPRIGHT_RIM_OFF_SHARE, UPRIGHT_RIM_READ_P, SHADOW_COLORS)
+
+
+def _shows_other(p: Piece, rim: tuple[np.ndarray, np.ndarray], around: list[Piece], heights, colors: FrameColors,
+                 test: RimTest) -> bool:
+    """Whether the rim's off-table pixels pass `test` as a colour that is not p's, not a
+    neighbour's (whose pixels a rim may hold) and not the table's round them."""
+    table_pts, seen = heights
+    rows, cols = rim
+    if len(rows) == 0:
+        return False
+    off = ~seen[rows, cols] | (table_pts[rows, cols, 2] > ABOVE_MM)
+    if off.sum() < test.min_px or off.mean() < test.off_share:
+        return False
+    rows, cols = rows[off], cols[off]
+    got = colors.read(rows, cols)
+    return not (got is None or got.p < test.read_p or got.color == p.color or got.color in test.never
+                or got.color in {o.color for o in around}
+                or colors.like_table(got, pixel_box(np.stack([rows, cols], axis=1))))
+
+
+def _stands_on_table(p: Piece) -> bool:
+    """Upright and grounded, as the towers stage stacks (`towers.UPRIGHT_COS`, `GROUNDED_MM`)."""
+    return p.axis[2] >= UPRIGHT_COS and float(p.vertices[:, 2].min()) <= GROUNDED_MM
+
+
 def rim_doubts(scene: Scene, heights, project, colors: FrameColors, doubts: list[dict]) -> list[dict]:
-    """A "stacked" doubt ("where": "in", "why": "rim") for each small piece lying on the table,
-    with no stacked doubt in `doubts` yet, whose rim a lower small would show (`_neighbour`'s
-    place, outside every fitted piece's outline) is at least RIM_MIN_PX pixels and RIM_OFF_SHARE
-    of it off the table (no depth there, or depth over ABOVE_MM), and whose off-table pixels the
-    colour model reads RIM_READ_P surely as a colour that is not the piece's, not the table's
-    round them, and not a neighbour's (`color_check.neighbours`).
+    """A "stacked" doubt ("why": "rim") for each piece, with no stacked doubt in `doubts` yet,
+    where a lower piece of its size would show a rim of another colour: for a small lying on the
+    table ("where": "in"), `_neighbour`'s place outside every fitted piece's outline, tested by
+    LYING_RIM; for a piece standing upright on the table ("where": "under"), its own outline
+    outside the outline it would have lifted onto a piece of its size (`rest_offset`) and
+    outside every other piece's, tested by UPRIGHT_RIM (`_shows_other`).
 
     Why, beside `find_lying_towers`: that stage adds a rim's piece from its depth points and
     never a black one (a lying piece's shadow and hollow are dark). Fresh 420146: a red small
@@ -201,32 +244,37 @@ def rim_doubts(scene: Scene, heights, project, colors: FrameColors, doubts: list
     "exactly two pieces" and three more marks wrong with no flag. A shadow lies on the table,
     which depth sees; a rim stands off it. Measured on the final scenes of the five tuning sets
     (497 lying smalls) before it was built: one small got the doubt, a true nest (900039, a red
-    small under a yellow one, its rim without depth); on fresh 419800- one, 420146."""
+    small under a yellow one, its rim without depth); on fresh 419800- one, 420146.
+
+    Why upright, beside the towers stage (which adds a lower piece from its band's depth points)
+    and `color_check`'s "stacked" doubt (which needs the crop and the piece's pixels to read two
+    colours): fresh 420312, a yellow small on a blue one read as one yellow small standing on
+    the table, fitted at the blue one's place; the blue showed as a 30 px band under the
+    yellow's outline lifted, 12 px of it off the table (8 without depth), read blue 0.995, and
+    five marks were wrong with no flag. The band sits in the piece's own shadow, so black is
+    never taken (UPRIGHT_RIM.never). Measured on the final scenes of the five tuning sets (2,435
+    upright pieces on the table) before it was built: one piece got the doubt, a true tower
+    (920058, a yellow medium on a green one); at 6 px and 0.2 off, three (two true); with black
+    taken at 0.8, nine (one true: the rest were shadows)."""
     if colors.reader is None:
         return []
     cfg = RelationsConfig()
     pieces = list(scene.pieces)
     have = {d["piece"] for d in doubts if d["kind"] == "stacked"}
-    lying = [i for i, p in enumerate(pieces) if p.size == "small" and p.id not in have and lies_on_table(p, cfg)]
-    if not lying:
-        return []
-    table_pts, seen = heights
     around = neighbours(pieces)
     out = []
-    for i in lying:
-        p = pieces[i]
-        q = _neighbour(p, pieces, f"{p.id}-rim")
-        if q is None:
+    for i, p in enumerate(pieces):
+        if p.id in have:
             continue
-        rows, cols = _rim_pixels(q, pieces, project, seen.shape)
-        off = ~seen[rows, cols] | (table_pts[rows, cols, 2] > ABOVE_MM)
-        if off.sum() < RIM_MIN_PX or off.mean() < RIM_OFF_SHARE:
-            continue
-        rows, cols = rows[off], cols[off]
-        got = colors.read(rows, cols)
-        if (got is None or got.p < RIM_READ_P or got.color == p.color
-                or got.color in {o.color for o in around[i]}
-                or colors.like_table(got, pixel_box(np.stack([rows, cols], axis=1)))):
-            continue
-        out.append({"kind": "stacked", "piece": p.id, "where": "in", "why": "rim"})
+        if p.size == "small" and lies_on_table(p, cfg):
+            q = _neighbour(p, pieces, f"{p.id}-rim")
+            if q is not None and _shows_other(p, _rim_pixels(q, pieces, project, heights[1].shape), around[i],
+                                              heights, colors, LYING_RIM):
+                out.append({"kind": "stacked", "piece": p.id, "where": "in", "why": "rim"})
+        elif _stands_on_table(p):
+            lifted = replace(p, position=tuple(map(float, rest_origin(p, p.size))))
+            covering = [o for o in pieces if o.id != p.id] + [lifted]
+            if _shows_other(p, _rim_pixels(p, covering, project, heights[1].shape), around[i], heights, colors,
+                            UPRIGHT_RIM):
+                out.append({"kind": "stacked", "piece": p.id, "where": "under", "why": "rim"})
     return out

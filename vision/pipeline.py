@@ -619,7 +619,7 @@ class Pipeline:
             watch.lap("crossing")
         if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
             stage_doubts += lying_small_stacks(frame, scene, up, table)
-        if self.cfg.lying:  # ... and one whose lower piece shows only as a rim of colour
+        if self.cfg.lying:  # ... and a piece, lying or upright, whose lower piece shows only as a rim of colour
             stage_doubts += rim_doubts(scene, heights, project, colors, stage_doubts)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color,
                                   untaken, frame.depth_mm)

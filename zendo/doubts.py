@@ -271,7 +271,8 @@ def describe(d: Mapping) -> str:
             return (f"{d['piece']} and {d['instead']} may be two pieces of {d['piece']}'s size, "
                     f"one stacked on the other")
         why = {"colours": ": its picture and its own pixels read two colours",
-               "shrunk": ": it reads taller than its size"}.get(d.get("why"), "")
+               "shrunk": ": it reads taller than its size",
+               "rim": ": a rim of another colour shows under its base"}.get(d.get("why"), "")
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it{why}"
     return _describe_missed(d)
 
