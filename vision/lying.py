@@ -22,7 +22,8 @@ each larger size, whose rim shows alike. A rim of the fitted piece's own colour 
 from it and is left to the "stacked" doubt.
 
 A rim this stage cannot add, a small's that is black or has lost its depth, may still be doubted:
-`rim_doubts`, on the final poses.
+`rim_doubts`, on the final poses; and so may the band a lower piece of one size shows at the
+foot of an upright piece fitted on the table where the tower stands.
 """
 from __future__ import annotations
 
