@@ -2628,3 +2628,40 @@ def test_a_piece_may_lie_flat_of_any_kind_where_the_camera_has_no_depth():
              if abs(q.axis[2]) < 0.5}
     assert lying == {(c, s) for c in RAINBOW_COLORS for s in PYRAMID_SIZES}
     assert "no depth" in describe(doubt)
+
+
+def test_a_piece_read_too_small_with_a_piece_perhaps_on_it_may_be_a_larger_one_with_a_small_on_its_tip():
+    """Fresh 421428: a yellow medium with a red small on its tip, read as one yellow small with a
+    class doubt (a yellow medium) and a stacked "on" doubt. Alone, each leaves every piece of the
+    koan one size; together they make a medium and a small."""
+    from zendo.build import rest_offset
+    from zendo.doubts import joint_resized_stacked_alternatives
+
+    koan = [lone("yellow", "small")]
+    doubts = [{"kind": "class", "piece": "p1", "color": "yellow", "size": "medium"},
+              {"kind": "stacked", "piece": "p1", "where": "on"}]
+    rule = "all its pieces are the same size"
+    for d in doubts:
+        assert not judged(rule, koan, [d]).judgment_call
+    together = list(joint_resized_stacked_alternatives(koan, doubts))
+    assert len(together) == 5  # the top piece in each colour
+    for alt, _ in together:
+        lower, top = alt
+        assert (lower.size, lower.color, top.size) == ("medium", "yellow", "small")
+        assert abs(top.position[2] - rest_offset("medium", "small")) < 1e-6 and abs(lower.position[2]) < 1e-6
+    m = judged(rule, koan, doubts)
+    assert m.mark == "white" and m.judgment_call and {d["kind"] for d in m.doubts} == {"class", "stacked"}
+
+
+def test_only_a_larger_size_and_a_piece_on_the_tip_are_taken_together():
+    """A smaller size read, a piece perhaps under, a tower's pieces named instead, or the two
+    doubts on two pieces, are not this pair."""
+    from zendo.doubts import joint_resized_stacked_alternatives
+
+    koan = [lone("yellow", "medium"), upright(Spec("p2", "red", "small"), (60, 0), 0)]
+    on = {"kind": "stacked", "piece": "p1", "where": "on"}
+    larger = {"kind": "class", "piece": "p1", "color": "yellow", "size": "large"}
+    assert list(joint_resized_stacked_alternatives(koan, [on, larger]))
+    for doubts in ([on, {**larger, "size": "small"}], [{**on, "where": "under"}, larger],
+                   [{**on, "instead": "p2"}, larger], [on, {**larger, "piece": "p2"}]):
+        assert list(joint_resized_stacked_alternatives(koan, doubts)) == []

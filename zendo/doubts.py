@@ -88,7 +88,8 @@ where no single doubt does, the class doubts of two or more pieces taken togethe
 absent doubts, or two doubts that each add a piece (`joint_added_alternatives`), or a piece
 turned as an orientation doubt says with a piece another doubt adds
 (`joint_turned_added_alternatives`), or a piece's colour misread with a piece added, or a piece
-not there with a piece held up set down (`joint_absent_held_alternatives`); the Master then
+not there with a piece held up set down (`joint_absent_held_alternatives`), or a piece read
+too small with a piece on its tip (`joint_resized_stacked_alternatives`); the Master then
 hears which doubt it rests on and can settle it ("nothing is under p3") like any other ruling. Doubts are plain dicts so they travel
 in a scene's `perception` block and the game log unchanged; this module knows nothing of
 cameras.
@@ -905,7 +906,8 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
     (`joint_added_alternatives`), then a piece turned with a piece added
     (`joint_turned_added_alternatives`), then a piece's colour misread with a piece added
     (`joint_recoloured_added_alternatives`), then a piece not there with a piece held up set down
-    (`joint_absent_held_alternatives`). One facts
+    (`joint_absent_held_alternatives`), then a piece read too small with a piece on its tip
+    (`joint_resized_stacked_alternatives`). One facts
     cache serves them all: many doubts' alternatives share a geometry (every colour a class,
     covers or missed doubt tries; the joint readings' sizes). A caller marking one koan under
     several rules passes one `FactsCache` as `facts_of`, and the rules share it too."""
@@ -920,7 +922,8 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
                                joint_added_alternatives(pieces, open_doubts),
                                joint_turned_added_alternatives(pieces, open_doubts),
                                joint_recoloured_added_alternatives(pieces, open_doubts),
-                               joint_absent_held_alternatives(pieces, open_doubts)):
+                               joint_absent_held_alternatives(pieces, open_doubts),
+                               joint_resized_stacked_alternatives(pieces, open_doubts)):
         if evaluate(facts(alt)) != white:
             return [dict(d) for d in together]
     return out
@@ -1136,6 +1139,34 @@ def joint_absent_held_alternatives(pieces: Sequence[Piece], doubts: Iterable[Map
     for a, h in product(absent, lifted):
         if a["piece"] != h["piece"]:
             yield [set_down(q) if q.id == h["piece"] else q for q in _without(pieces, [a])], [dict(a), dict(h)]
+
+
+def joint_resized_stacked_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
+                                       ) -> Iterator[tuple[list[Piece], list[dict]]]:
+    """The koans with a piece that a "stacked" doubt may have another piece on ("on") as the
+    larger size one of its class doubts reads it (`_resized`) and a piece of the size it was read
+    on that one's tip, in each colour, each with the two doubts.
+
+    Why: a tower of a larger piece with a smaller one on its tip, the top piece unread, is read
+    as one piece of the smaller size where the pair stands (the two outlines together are about
+    a smaller piece's, lifted), and the two doubts then say half of it each: "a medium" and "a
+    small on it". Fresh 421000-'s 421428 (session 75): a yellow medium with a red small on it,
+    read as one yellow small with a class doubt (yellow medium) and a stacked "on" doubt; "all
+    its pieces are the same size" needs both at once, and was wrong with no flag."""
+    doubts = list(doubts)
+    by_id = {p.id: p for p in pieces}
+    for d1 in doubts:
+        p = by_id.get(d1.get("piece")) if d1["kind"] == "stacked" and d1.get("where") == "on" else None
+        if p is None or d1.get("instead"):
+            continue
+        for d2 in doubts:
+            if d2["kind"] != "class" or d2["piece"] != p.id or d2["size"] not in larger_sizes(p.size):
+                continue
+            lower = replace(_resized(p, d2["size"]), color=d2["color"])
+            top = replace(p, id=f"{p.id}-stack", position=tuple(map(float, rest_origin(lower, p.size))))
+            koan = [lower if q.id == p.id else q for q in pieces]
+            for c in RAINBOW_COLORS:
+                yield koan + [replace(top, color=c)], [dict(d1), dict(d2)]
 
 
 def _additions(pieces: Sequence[Piece], doubt: Mapping) -> list[list[Piece]]:
