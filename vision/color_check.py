@@ -29,7 +29,7 @@ from zendo.shapes import near_pairs
 from .classify import pyramid_verdict
 from .colors import TABLE_MM, FrameColors
 from .pose import PieceFit, signed_distances
-from .towers import GROUNDED_MM, UPRIGHT_COS
+from .towers import stands_on_table
 
 RECOLOR_P = 0.99
 TRUSTED_P = 0.9
@@ -86,7 +86,7 @@ def two_colours_doubt(piece: Piece, crop_p: float, got, neighbours: list[Piece])
     of the tower; the crop read blue (0.9), the pixels green (0.98, 0.99), and the class doubt
     alone offered only the one piece recoloured: "two or more upright pieces", "touching" and the
     colour rules marked wrong with no flag."""
-    if piece.axis[2] < UPRIGHT_COS or float(piece.vertices[:, 2].min()) > GROUNDED_MM:  # as the towers stage stacks
+    if not stands_on_table(piece):  # as the towers stage stacks
         return []
     if got.color == piece.color or got.p < TOWER_READ_P or crop_p < TOWER_READ_P:
         return []

@@ -42,8 +42,7 @@ from .detect import Detections
 from .heading import outline_masks
 from .pose import PieceFit, _free_space, next_piece_id, pixel_box, scene_with, signed_distances, union_distance
 from .rest import lies_on_table
-from .towers import (BAND_MARGIN_MM, FREE_SPACE_LIMIT, FREE_SPACE_TOL_MM, GROUNDED_MM, INLIER_MM, UPRIGHT_COS,
-                     _band_color)
+from .towers import BAND_MARGIN_MM, FREE_SPACE_LIMIT, FREE_SPACE_TOL_MM, INLIER_MM, _band_color, stands_on_table
 
 ALREADY_MM = 12.0  # a fitted piece this close to the neighbour's place is that piece, found already
 BORROWED_MM = 6.0  # a fitted piece of the colour read this near the neighbour's points may be what was read
@@ -186,8 +185,7 @@ def _rim_pixels(q: Piece, covering: list[Piece], project, shape: tuple[int, int]
         return np.zeros(0, int), np.zeros(0, int)
     win = (y1 - y0, x1 - x0)
     rim = outline_masks(q.vertices[None], project, x0, y0, win)[0]
-    if covering:
-        rim &= ~outline_masks(np.array([o.vertices for o in covering]), project, x0, y0, win).any(axis=0)
+    rim &= ~outline_masks(np.array([o.vertices for o in covering]), project, x0, y0, win).any(axis=0)
     rows, cols = np.nonzero(rim)
     return rows + y0, cols + x0
 
@@ -225,11 +223,6 @@ def _shows_other(p: Piece, rim: tuple[np.ndarray, np.ndarray], around: list[Piec
                 or colors.like_table(got, pixel_box(np.stack([rows, cols], axis=1))))
 
 
-def _stands_on_table(p: Piece) -> bool:
-    """Upright and grounded, as the towers stage stacks (`towers.UPRIGHT_COS`, `GROUNDED_MM`)."""
-    return p.axis[2] >= UPRIGHT_COS and float(p.vertices[:, 2].min()) <= GROUNDED_MM
-
-
 def rim_doubts(scene: Scene, heights, project, colors: FrameColors, doubts: list[dict]) -> list[dict]:
     """A "stacked" doubt ("why": "rim") for each piece, with no stacked doubt in `doubts` yet,
     where a lower piece of its size would show a rim of another colour: for a small lying on the
@@ -263,19 +256,19 @@ def rim_doubts(scene: Scene, heights, project, colors: FrameColors, doubts: list
     pieces = list(scene.pieces)
     have = {d["piece"] for d in doubts if d["kind"] == "stacked"}
     around = neighbours(pieces)
+    shape = heights[1].shape
     out = []
     for i, p in enumerate(pieces):
         if p.id in have:
             continue
         if p.size == "small" and lies_on_table(p, cfg):
             q = _neighbour(p, pieces, f"{p.id}-rim")
-            if q is not None and _shows_other(p, _rim_pixels(q, pieces, project, heights[1].shape), around[i],
-                                              heights, colors, LYING_RIM):
+            if q is not None and _shows_other(p, _rim_pixels(q, pieces, project, shape), around[i], heights, colors,
+                                              LYING_RIM):
                 out.append({"kind": "stacked", "piece": p.id, "where": "in", "why": "rim"})
-        elif _stands_on_table(p):
+        elif stands_on_table(p):
             lifted = replace(p, position=tuple(map(float, rest_origin(p, p.size))))
             covering = [o for o in pieces if o.id != p.id] + [lifted]
-            if _shows_other(p, _rim_pixels(p, covering, project, heights[1].shape), around[i], heights, colors,
-                            UPRIGHT_RIM):
+            if _shows_other(p, _rim_pixels(p, covering, project, shape), around[i], heights, colors, UPRIGHT_RIM):
                 out.append({"kind": "stacked", "piece": p.id, "where": "under", "why": "rim"})
     return out

@@ -123,6 +123,12 @@ def _on_the_table(p: Piece) -> bool:
     return float(p.vertices[:, 2].min()) < GROUNDED_MM
 
 
+def stands_on_table(p: Piece) -> bool:
+    """Upright within UPRIGHT_COS and grounded within GROUNDED_MM: where this stage stacks a tower
+    (and the later tests of a tower read as one piece look)."""
+    return p.axis[2] >= UPRIGHT_COS and float(p.vertices[:, 2].min()) <= GROUNDED_MM
+
+
 def _support(p: Piece, pieces: list[Piece]) -> Piece | None:
     """The fitted piece `p` rests on coaxially (its tip under p's base), if any."""
     best, best_z = None, -np.inf

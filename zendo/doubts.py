@@ -1144,8 +1144,8 @@ def joint_absent_held_alternatives(pieces: Sequence[Piece], doubts: Iterable[Map
 def joint_resized_stacked_alternatives(pieces: Sequence[Piece], doubts: Iterable[Mapping]
                                        ) -> Iterator[tuple[list[Piece], list[dict]]]:
     """The koans with a piece that a "stacked" doubt may have another piece on ("on") as the
-    larger size one of its class doubts reads it (`_resized`) and a piece of the size it was read
-    on that one's tip, in each colour, each with the two doubts.
+    larger size one of its class doubts reads it and a piece of the size it was read on that
+    one's tip, in each colour (`stacked_as`), each with the two doubts.
 
     Why: a tower of a larger piece with a smaller one on its tip, the top piece unread, is read
     as one piece of the smaller size where the pair stands (the two outlines together are about
@@ -1155,18 +1155,18 @@ def joint_resized_stacked_alternatives(pieces: Sequence[Piece], doubts: Iterable
     its pieces are the same size" needs both at once, and was wrong with no flag."""
     doubts = list(doubts)
     by_id = {p.id: p for p in pieces}
+    classes = _per_piece(pieces, doubts, "class")
     for d1 in doubts:
-        p = by_id.get(d1.get("piece")) if d1["kind"] == "stacked" and d1.get("where") == "on" else None
-        if p is None or d1.get("instead"):
+        if d1["kind"] != "stacked" or d1.get("where") != "on" or d1.get("instead") or d1["piece"] not in by_id:
             continue
-        for d2 in doubts:
-            if d2["kind"] != "class" or d2["piece"] != p.id or d2["size"] not in larger_sizes(p.size):
+        p = by_id[d1["piece"]]
+        rest = [q for q in pieces if q.id != p.id]
+        for d2 in classes.get(p.id, ()):
+            if d2["size"] not in larger_sizes(p.size):
                 continue
-            lower = replace(_resized(p, d2["size"]), color=d2["color"])
-            top = replace(p, id=f"{p.id}-stack", position=tuple(map(float, rest_origin(lower, p.size))))
-            koan = [lower if q.id == p.id else q for q in pieces]
+            lower, top = stacked_as(p, (d2["size"], p.size))
             for c in RAINBOW_COLORS:
-                yield koan + [replace(top, color=c)], [dict(d1), dict(d2)]
+                yield rest + [replace(lower, color=d2["color"]), replace(top, color=c)], [dict(d1), dict(d2)]
 
 
 def _additions(pieces: Sequence[Piece], doubt: Mapping) -> list[list[Piece]]:
