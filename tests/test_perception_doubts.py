@@ -892,6 +892,33 @@ def test_a_piece_fitted_a_little_towards_the_one_tip_seen_still_topples():
     assert held([a, b, fitted]) == []  # both tips seen hold it
 
 
+def test_a_lying_piece_on_one_tip_topples_a_little_nearer_its_centre_than_an_upright_one():
+    """Fresh 421865: a blue small laid across a black and a blue small's tips, the blue one
+    hidden, fitted over the black one's tip with its centre of mass 1.73 mm beyond where the tip
+    meets it, under the 2 mm an upright piece on a tip is allowed ("two or more upright pieces"
+    wrong with no flag). A lying piece read on one tip is within a millimetre of it where it
+    truly rests there."""
+    from zendo.doubts import BALANCE_LYING_MM, BALANCE_MM, held, off_balance
+
+    a, b = upright(Spec("a", "black", "small"), (0, 0), 0), upright(Spec("b", "blue", "small"), (17, 0), 0)
+    across = flat_across([a, b], Spec("c", "blue", "small"), heading=0)
+    fitted = replace(across, position=tuple(np.asarray(across.position) + (-3.5, 0.0, 0.0)))
+    assert BALANCE_LYING_MM < off_balance(fitted, [a]) < BALANCE_MM
+    assert [d.get("why") for d in held([a, fitted])] == ["balance"]
+    assert held([a, b, fitted]) == []  # both tips seen hold it
+
+
+def test_an_upright_piece_on_a_tip_fitted_under_two_millimetres_off_it_stands():
+    """A tower's two axes are each fitted a millimetre or so off: a small on a large's tip read
+    1.5-2 mm beside it is a tower, not a piece about to topple."""
+    from zendo.doubts import BALANCE_LYING_MM, BALANCE_MM, held, off_balance
+
+    lower, top = tower([Spec("l", "red", "large"), Spec("u", "blue", "small")])
+    fitted = replace(top, position=tuple(np.asarray(top.position) + (1.5, 4.0, 0.0)))
+    assert BALANCE_LYING_MM < off_balance(fitted, [lower]) < BALANCE_MM
+    assert held([lower, fitted]) == []
+
+
 def test_a_piece_held_on_one_side_only_makes_a_count_of_upright_pieces_a_judgment_call():
     a, b = upright(Spec("a", "red", "small"), (0, 0), 0), upright(Spec("b", "blue", "small"), (25, 0), 0)
     across = flat_across([a, b], Spec("c", "yellow", "small"), heading=0)
