@@ -300,3 +300,21 @@ def test_a_band_in_a_neighbours_colour_may_be_that_neighbour():
     lower, upper = tower([Spec("a", "blue", "small"), Spec("b", "yellow", "small")], (0, 0), 0)
     other = beside(lower, Spec("c", "blue", "small"), 90, gap=20.0)
     assert rim_doubts_on([lower, upper, other], [read_on_the_table(upper), other]) == []
+
+
+def test_the_band_test_draws_only_the_outlines_that_reach_a_pieces_window():
+    """Why it may skip the rest: an outline that does not come within a pixel of the window
+    covers none of its pixels (`_rim_pixels`, compared pixel for pixel on 249 rims)."""
+    from vision.lying import _reaching
+    from zendo.scene import Piece
+
+    def project(v):  # a camera straight overhead, a pixel a millimetre
+        return np.asarray(v, float)[:, :2]
+
+    inside, edge, far = (Piece(i, "red", "small", xy) for i, xy in
+                         (("in", (5.0, 5.0, 0.0)), ("edge", (-7.65, 5.0, 0.0)), ("far", (60.0, 5.0, 0.0))))
+    kept = _reaching([inside, edge, far], project, (0, 0, 10, 10))
+    assert len(kept) == 2
+    assert np.allclose(kept[0], inside.vertices) and np.allclose(kept[1], edge.vertices)
+    assert _reaching([far], project, (0, 0, 10, 10)).shape == (0, 5, 3)
+    assert _reaching([], project, (0, 0, 10, 10)).shape == (0, 5, 3)
