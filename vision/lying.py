@@ -195,7 +195,7 @@ def _rim_pixels(q: Piece, covering: list[Piece], project, shape: tuple[int, int]
 def _reaching(pieces: list[Piece], project, window: tuple[int, int, int, int]) -> np.ndarray:
     """The corners (N x 5 x 3) of those pieces whose projected outline comes within a pixel of
     the window (x0, y0, x1, y1). Why: the band test asks this of every upright piece against
-    every other piece on the table, and drawing the far ones' outlines took most of its time."""
+    every other piece on the table, and a far one's outline covers none of the window."""
     if not pieces:
         return np.zeros((0, 5, 3))
     corners = np.array([o.vertices for o in pieces])

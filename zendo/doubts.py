@@ -478,9 +478,9 @@ def held(pieces: Sequence[Piece]) -> list[dict]:
 
     A lying piece topples at BALANCE_LYING_MM, an upright one at BALANCE_MM. Why: an upright
     piece held up stands on a tip, and its axis and its holder's are each fitted a millimetre or
-    so off: on 2,160 tables (the tuning, held-out and three fresh sets' final scenes) eleven
-    towers read 1.0-1.55 mm off balance, while lying pieces read on one tip were 0.0-0.8 mm off
-    it and across two tips 0.3-1.0 mm. Fresh 421865: a blue small laid across a black and a
+    so off: on 2,160 tables (the tuning, held-out and three fresh sets' final scenes) twelve
+    upright pieces read 1.0-1.9 mm off balance, while lying pieces under 2 mm read 0.0-0.8 mm
+    off one tip and 0.3-1.0 mm off two, but for two misreads at 1.68 and 1.73. Fresh 421865: a blue small laid across a black and a
     blue small's tips, the blue one hidden, fitted 2 mm high over the black one's tip and read
     1.73 mm off balance; "two or more upright pieces" wrong with no flag (421207 the same, its
     two holders read as one medium, 1.68 mm)."""
