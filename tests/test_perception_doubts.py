@@ -909,8 +909,9 @@ def test_a_lying_piece_on_one_tip_topples_a_little_nearer_its_centre_than_an_upr
 
 
 def test_an_upright_piece_on_a_tip_fitted_under_two_millimetres_off_it_stands():
-    """A tower's two axes are each fitted a millimetre or so off: a small on a large's tip read
-    1.5-2 mm beside it is a tower, not a piece about to topple."""
+    """A tower's two axes are each fitted a millimetre or so off (a right one was read 1.42 mm
+    off its holder's tip, 900057): a small on a large's tip read 1.5-2 mm beside it is not taken
+    to topple, as a lying piece would be."""
     from zendo.doubts import BALANCE_LYING_MM, BALANCE_MM, held, off_balance
 
     lower, top = tower([Spec("l", "red", "large"), Spec("u", "blue", "small")])

@@ -478,9 +478,12 @@ def held(pieces: Sequence[Piece]) -> list[dict]:
 
     A lying piece topples at BALANCE_LYING_MM, an upright one at BALANCE_MM. Why: an upright
     piece held up stands on a tip, and its axis and its holder's are each fitted a millimetre or
-    so off: on 2,160 tables (the tuning, held-out and three fresh sets' final scenes) twelve
-    upright pieces read 1.0-1.9 mm off balance, while lying pieces under 2 mm read 0.0-0.8 mm
-    off one tip and 0.3-1.0 mm off two, but for two misreads at 1.68 and 1.73. Fresh 421865: a blue small laid across a black and a
+    so off. On 2,160 tables (the tuning, held-out and three fresh sets' final scenes) a tower
+    read right stood 1.42 mm off (900057, a blue small on a yellow large), where lying pieces
+    under 2 mm read 0.0-0.8 mm off one tip and 0.3-1.0 mm off two: 1.5 mm leaves half a
+    millimetre to spare for lying pieces and under a tenth for upright ones. Every piece read
+    between 1.5 and 2 mm there was a misread: two lying (below) and two upright, towers of one
+    size read short (419893, 421092: 1.55 and 1.89 mm), left to the towers' own doubts. Fresh 421865: a blue small laid across a black and a
     blue small's tips, the blue one hidden, fitted 2 mm high over the black one's tip and read
     1.73 mm off balance; "two or more upright pieces" wrong with no flag (421207 the same, its
     two holders read as one medium, 1.68 mm)."""
