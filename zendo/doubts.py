@@ -425,7 +425,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             yield [down if q.id == p.id else q for q in pieces]  # its fit is off: it rests on the table
             for q in _any_piece_standing(f"{p.id}-holder", _underneath(p)):
                 yield list(pieces) + [q]
-            if p.axis[2] <= LYING_AXIS_Z and doubt.get("why") != "balance":  # nothing seen under it
+            if lies(p) and doubt.get("why") != "balance":  # nothing seen under it
                 yield from _plus_one_of_each_colour(pieces, _outers(p, f"{p.id}-outer"))
     elif kind == "joined":
         if doubt["piece"] in by_id:
@@ -483,10 +483,10 @@ def held(pieces: Sequence[Piece]) -> list[dict]:
     under 2 mm read 0.0-0.8 mm off one tip and 0.3-1.0 mm off two: 1.5 mm leaves half a
     millimetre to spare for lying pieces and under a tenth for upright ones. Every piece read
     between 1.5 and 2 mm there was a misread: two lying (below) and two upright, towers of one
-    size read short (419893, 421092: 1.55 and 1.89 mm), left to the towers' own doubts. Fresh 421865: a blue small laid across a black and a
-    blue small's tips, the blue one hidden, fitted 2 mm high over the black one's tip and read
-    1.73 mm off balance; "two or more upright pieces" wrong with no flag (421207 the same, its
-    two holders read as one medium, 1.68 mm)."""
+    size read short (419893, 421092: 1.55 and 1.89 mm), left to the towers' own doubts. Fresh
+    421865: a blue small laid across a black and a blue small's tips, the blue one hidden, fitted
+    2 mm high over the black one's tip and read 1.73 mm off balance; "two or more upright pieces"
+    wrong with no flag (421207 the same, its two holders read as one medium, 1.68 mm)."""
     lowest = {p.id: float(p.vertices[:, 2].min()) for p in pieces}
     out = []
     for p in pieces:
@@ -496,7 +496,7 @@ def held(pieces: Sequence[Piece]) -> list[dict]:
         holders = [q for q in pieces if q.id != p.id and lowest[q.id] < low and solid_distance(p, q) < HELD_MM]
         if not holders:
             out.append({"kind": "held", "piece": p.id, "height_mm": round(low, 1)})
-        elif off_balance(p, holders) > (BALANCE_LYING_MM if p.axis[2] <= LYING_AXIS_Z else BALANCE_MM):
+        elif off_balance(p, holders) > (BALANCE_LYING_MM if lies(p) else BALANCE_MM):
             out.append({"kind": "held", "piece": p.id, "height_mm": round(low, 1), "why": "balance"})
     return out
 
@@ -694,10 +694,15 @@ def _resized(p: Piece, size: str, pid: str | None = None) -> Piece:
     return _shifted(q, [0.0, 0.0, float(p.vertices[:, 2].min()) - float(q.vertices[:, 2].min())])
 
 
+def lies(p: Piece) -> bool:
+    """p lies, wherever it is: its axis rises under LYING_AXIS_Z."""
+    return p.axis[2] <= LYING_AXIS_Z
+
+
 def lies_low(p: Piece) -> bool:
-    """p lies (its axis rises under LYING_AXIS_Z) with its lowest corner within COVER_HEIGHT_MM of
-    the table: a piece that can hold another nested in it, or lie nested in one, on the table."""
-    return p.axis[2] <= LYING_AXIS_Z and float(p.vertices[:, 2].min()) <= COVER_HEIGHT_MM
+    """p lies (`lies`) with its lowest corner within COVER_HEIGHT_MM of the table: a piece that can
+    hold another nested in it, or lie nested in one, on the table."""
+    return lies(p) and float(p.vertices[:, 2].min()) <= COVER_HEIGHT_MM
 
 
 def _outers(p: Piece, pid: str) -> Iterator[Piece]:
