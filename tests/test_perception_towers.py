@@ -658,3 +658,46 @@ def test_a_leaning_fit_of_a_straight_tower_is_tried_standing_upright():
     assert best.gain >= STACKED_MIN_GAIN
     assert np.linalg.norm(best.added.origin - b.origin) < 1.0 and best.added.axis[2] > np.cos(np.radians(0.5))
     assert np.linalg.norm(best.moved.origin - c.origin) < 1.0
+
+
+def _candidates_of_a_fit(truth, fitted, others):
+    """The towers stage's candidates about `fitted` (standing in for a fit of one of `truth`'s
+    pieces) scored against the rendered table's depth, with their free space."""
+    from calibration.plane import height_map
+    from vision.towers import _near_axis, _with_free_space, around, points_up, scored_candidates
+
+    r, frame, cal = render_table(truth)
+    up = points_up(height_map(frame, cal))
+    pts = up.points[_near_axis(up.x, up.y, up.points, fitted.origin)]
+    scene = [*others, fitted]
+    scored = scored_candidates(fitted, scene, around(fitted, scene, pts), "n")
+    return [_with_free_space(c, fitted, frame.depth_mm, cal.to_camera, frame.intrinsics) for c in scored]
+
+
+def test_a_tower_does_not_sink_its_lower_piece_into_the_piece_it_rests_on():
+    """A piece on another's tip is fitted a few millimetres low, down into the tip it rests on
+    (fresh 423263: a yellow small on a green large's tip fitted 5.9 mm low). Lifted a little and
+    given one of its size on top, it explained the depth better than alone, and the towers stage
+    added a third piece no one had put there ("exactly two pieces" wrong, no flag). A tower's
+    lower piece rests on what holds it: no candidate stands it more than SINK_MM below that."""
+    from vision.towers import SINK_MM, TOWER_GAIN_POINTS, FREE_SPACE_LIMIT
+
+    large, small = truth = tower([Spec("a", "green", "large"), Spec("b", "yellow", "small")], (0, 0), 20)
+    low = small.moved(np.eye(3), np.array([0.0, 0.0, -5.9]))
+    scored = _candidates_of_a_fit(truth, low, [large])
+    rest = rest_offset("large", "small")
+    on = [c for c in scored if c.where == "on"]
+    assert on and all(c.moved.origin[2] - large.origin[2] >= rest - SINK_MM for c in on)
+    assert not [c for c in scored if c.gain >= TOWER_GAIN_POINTS and c.free_space <= FREE_SPACE_LIMIT]
+
+
+def test_a_lone_fit_of_two_on_a_tip_still_finds_the_upper_one():
+    """The floor leaves a lone fit of a tower of two smalls on a large's tip, sitting between
+    them, its candidate: the lower small where it rests and the upper one on it."""
+    large, lower, upper = truth = tower([Spec("a", "red", "large"), Spec("b", "blue", "small"),
+                                         Spec("c", "black", "small")], (0, 0), 20)
+    between = lower.moved(np.eye(3), (upper.origin - lower.origin) / 2)
+    scored = _candidates_of_a_fit(truth, between, [large])
+    best = next(c for c in scored if c.where == "on")
+    assert np.linalg.norm(best.added.origin - upper.origin) < 1.5
+    assert np.linalg.norm(best.moved.origin - lower.origin) < 1.5
