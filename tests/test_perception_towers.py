@@ -25,6 +25,20 @@ def found(scene, truth) -> dict:
     return out
 
 
+def _candidates_of_a_fit(truth, fitted, others):
+    """The towers stage's candidates about `fitted` (standing in for a fit of one of `truth`'s
+    pieces) scored against the rendered table's depth, with their free space."""
+    from calibration.plane import height_map
+    from vision.towers import _near_axis, _with_free_space, around, points_up, scored_candidates
+
+    r, frame, cal = render_table(truth)
+    up = points_up(height_map(frame, cal))
+    pts = up.points[_near_axis(up.x, up.y, up.points, fitted.origin)]
+    scene = [*others, fitted]
+    scored = scored_candidates(fitted, scene, around(fitted, scene, pts), "n")
+    return [_with_free_space(c, fitted, frame.depth_mm, cal.to_camera, frame.intrinsics) for c in scored]
+
+
 def test_a_piece_rests_on_the_tip_of_one_of_its_size_or_larger():
     """The geometry towers are built with: 5.5 mm up on one of a size, higher on a larger one,
     and a larger piece cannot rest on a smaller one's tip (it covers it)."""
@@ -640,38 +654,19 @@ def test_a_leaning_fit_of_a_straight_tower_is_tried_standing_upright():
     on a green one on a red large's tip, fitted between the mediums leaning 6 degrees). The
     piece under it is tried about the upright axis too, where it stands, and explains the depth
     about as well as the leaning fit (STACKED_MIN_GAIN): its band's colour can then decide."""
-    from calibration.plane import height_map
-    from vision.towers import STACKED_MIN_GAIN, _near_axis, around, points_up, scored_candidates
+    from vision.towers import STACKED_MIN_GAIN
     from zendo.geometry import rotation_between
 
     a, b, c = truth = tower([Spec("a", "red", "large"), Spec("b", "green", "medium"), Spec("c", "black", "medium")],
                             (0, 0), 20)
-    r, frame, cal = render_table(truth)
-    up = points_up(height_map(frame, cal))
     lean = rotation_between(np.array([0.0, 0.0, 1.0]), np.array([np.sin(np.radians(6)), 0.0, np.cos(np.radians(6))]))
     middle = (b.origin + c.origin) / 2
     fitted = c.moved(lean, middle - lean @ c.origin)
-    pts = up.points[_near_axis(up.x, up.y, up.points, fitted.origin)]
-    under = [x for x in scored_candidates(fitted, [a, fitted], around(fitted, [a, fitted], pts), "n")
-             if x.where == "under" and x.added.size == "medium"]
+    under = [x for x in _candidates_of_a_fit(truth, fitted, [a]) if x.where == "under" and x.added.size == "medium"]
     best = max(under, key=lambda x: x.gain)
     assert best.gain >= STACKED_MIN_GAIN
     assert np.linalg.norm(best.added.origin - b.origin) < 1.0 and best.added.axis[2] > np.cos(np.radians(0.5))
     assert np.linalg.norm(best.moved.origin - c.origin) < 1.0
-
-
-def _candidates_of_a_fit(truth, fitted, others):
-    """The towers stage's candidates about `fitted` (standing in for a fit of one of `truth`'s
-    pieces) scored against the rendered table's depth, with their free space."""
-    from calibration.plane import height_map
-    from vision.towers import _near_axis, _with_free_space, around, points_up, scored_candidates
-
-    r, frame, cal = render_table(truth)
-    up = points_up(height_map(frame, cal))
-    pts = up.points[_near_axis(up.x, up.y, up.points, fitted.origin)]
-    scene = [*others, fitted]
-    scored = scored_candidates(fitted, scene, around(fitted, scene, pts), "n")
-    return [_with_free_space(c, fitted, frame.depth_mm, cal.to_camera, frame.intrinsics) for c in scored]
 
 
 def test_a_tower_does_not_sink_its_lower_piece_into_the_piece_it_rests_on():

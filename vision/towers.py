@@ -179,26 +179,25 @@ def _candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidat
             origin = np.array([p.origin[0], p.origin[1], 0.0])
         yield Candidate("under", _at(p, origin, s, new_id), _at(p, origin + axis * lift))
     if not occupied_above:
-        floor = _rest_along(p, support)
-        along = float(np.dot(p.origin - support.origin, axis)) if support is not None else 0.0
+        shifts = _not_sunk(p, support, (0.0, 2.0, 4.0) if grounded else SHIFTS_MM)
         for s in SIZES:
             lift = rest_offset(p.size, s)
             if lift <= 1.0:
                 continue
-            for dz in ((0.0, 2.0, 4.0) if grounded else SHIFTS_MM):
-                if along + dz < floor - SINK_MM:
-                    continue  # the base would stand sunk in the piece it rests on
+            for dz in shifts:
                 base = p if grounded or dz == 0 else _at(p, p.origin + axis * dz)
                 top = base.origin + axis * (lift + (dz if grounded else 0.0))
                 yield Candidate("on", _at(p, top, s, new_id), base)
 
 
-def _rest_along(p: Piece, support: Piece | None) -> float:
-    """How far along p's axis from its support's origin p's base stands when it rests on the
-    support's tip; -inf where nothing supports it or p is larger (it would cover the support)."""
+def _not_sunk(p: Piece, support: Piece | None, shifts: tuple[float, ...]) -> tuple[float, ...]:
+    """The shifts of p along its axis that leave its base no more than SINK_MM below where it
+    rests on its support's tip (measured along p's axis, as the "under" candidates place a piece
+    there); all of them where nothing supports p or p would cover its support."""
     if support is None or rest_offset(support.size, p.size) <= 1.0:
-        return -np.inf
-    return rest_offset(support.size, p.size)
+        return shifts
+    sunk = float(np.dot(p.origin - support.origin, p.axis)) - rest_offset(support.size, p.size)
+    return tuple(dz for dz in shifts if sunk + dz >= -SINK_MM)
 
 
 @dataclass(frozen=True)
