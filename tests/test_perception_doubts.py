@@ -969,6 +969,43 @@ def test_a_piece_held_up_by_nothing_seen_may_rest_on_the_table_where_it_is():
     assert m.mark == "white" and m.judgment_call
 
 
+def _raised(piece: Piece, z: float) -> Piece:
+    return replace(piece, position=(piece.origin[0], piece.origin[1], z))
+
+
+def test_a_piece_up_in_the_air_with_its_tip_at_a_larger_sizes_height_may_be_that_pieces_top():
+    """Fresh 423550: a blue large behind a yellow large leant against it, its lower 19 mm hidden,
+    read as a blue small 17.9 mm up, its tip 0.5 mm under a large's. The sizes are nearly similar
+    shapes, so the top of a larger piece is a smaller one's shape."""
+    from zendo.doubts import TOP_MM, held, tip_of_larger
+
+    small = lone("blue", "small", at=(250.0, -90.0))
+    large, medium = (PYRAMID_SIZES[s].height for s in ("large", "medium"))
+    assert tip_of_larger(_raised(small, large - PYRAMID_SIZES["small"].height - 0.5)) == ("large",)
+    assert tip_of_larger(_raised(small, medium - PYRAMID_SIZES["small"].height + 1.0)) == ("medium",)
+    assert tip_of_larger(_raised(small, (large + medium) / 2 - PYRAMID_SIZES["small"].height)) == ()  # 4.8 mm from both
+    assert (large - medium) / 2 > TOP_MM
+    lying = flat(Spec("p1", "blue", "small"), (250.0, -90.0), 0)
+    assert tip_of_larger(replace(lying, position=(250.0, -90.0, 40.0))) == ()  # only an upright piece's shape
+    [d] = held([_raised(small, 19.1)])
+    assert d["top"] == ["large"]
+
+
+def test_a_piece_up_in_the_air_that_may_be_a_larger_pieces_top_makes_a_size_mark_a_judgment_call():
+    from zendo.doubts import held
+
+    large = upright(Spec("p2", "yellow", "large"), (200.0, -50.0), 0)
+    top = _raised(lone("blue", "small", at=(240.0, -90.0)), 19.1)
+    [doubt] = held([large, top])
+    m = judged("all its pieces are the same size", [large, top], [doubt])
+    assert m.mark == "black" and m.judgment_call
+    assert m.doubts[0]["text"] == ("p1 is 19 mm off the table with nothing seen under it: a piece the camera missed "
+                                   "may hold it up, or it may rest on the table, or it may be the top of a large piece "
+                                   "whose lower part is hidden")
+    without = {k: v for k, v in doubt.items() if k != "top"}
+    assert not judged("all its pieces are the same size", [large, top], [without]).judgment_call
+
+
 def test_a_lying_piece_held_up_by_nothing_seen_may_lie_nested_in_a_larger_one():
     """Fresh 412052: a red medium lying in a green large, read alone, 5.2 mm up; a piece standing
     under it points at nothing, so "a piece pointing at another" was wrong with no flag. The

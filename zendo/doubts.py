@@ -119,7 +119,7 @@ from .pieces import (
 )
 from .geometry import hull_signed_distance
 from .koans import KOAN_GAP_MM, components, split_koans
-from .relations import piece_planes
+from .relations import RelationsConfig, orientation, piece_planes
 from .scene import Piece, Scene, piece_from_dict
 from .shapes import near_pairs, solid_distance
 
@@ -135,6 +135,7 @@ HELD_MM = 6.0  # a raised piece with a lower one this near (solid to solid) is h
 BALANCE_MM = 2.0  # ... unless its centre of mass lies this far (x, y) outside where they touch it: see `off_balance`
 BALANCE_LYING_MM = 1.5  # ... this far, for a piece lying: see `held`
 BALANCE_TOUCH_MM = 2.0  # where a holder touches: p's surface within this of where the holder comes nearest
+TOP_MM = 3.0  # a piece held up with its tip this near a larger size's height may be that one's top: `tip_of_larger`
 LYING_AXIS_Z = 0.5  # a piece whose axis rises less than this lies (`lies_low`, which vision.nested reads too)
 SET_DOWN_MIN_MM = 1.0  # a piece read larger is also tried on the table when it stands higher: see `read_as`
 SET_DOWN_SLACK_MM = 2.0  # ... by at most the sizes' difference in height and this
@@ -242,12 +243,12 @@ def describe(d: Mapping) -> str:
     if k == "joined":
         ids = ", ".join(q["id"] for q in d["with"])
         return f"{d['piece']}'s koan stands {d['gap_mm']:.0f} mm from {ids}: a piece unseen between them would make them one koan"
-    if k == "held" and d.get("why") == "balance":
-        return (f"{d['piece']} is {d['height_mm']:.0f} mm off the table and what holds it up holds one side only: "
-                "a piece the camera missed may hold the other, or it may rest on the table")
     if k == "held":
-        return (f"{d['piece']} is {d['height_mm']:.0f} mm off the table with nothing seen under it: "
-                "a piece the camera missed may hold it up, or it may rest on the table")
+        why = ("and what holds it up holds one side only: a piece the camera missed may hold the other"
+               if d.get("why") == "balance" else "with nothing seen under it: a piece the camera missed may hold it up")
+        top = " or ".join(d.get("top", ()))
+        larger = f", or it may be the top of a {top} piece whose lower part is hidden" if top else ""
+        return f"{d['piece']} is {d['height_mm']:.0f} mm off the table {why}, or it may rest on the table{larger}"
     if k == "orientation" and d.get("why") == "weird":
         return f"{d['piece']} may not stand as read: the picture shows it leaning, neither upright nor flat"
     if k == "orientation":
@@ -423,6 +424,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         if p is not None:
             down = set_down(p)
             yield [down if q.id == p.id else q for q in pieces]  # its fit is off: it rests on the table
+            for size in doubt.get("top", ()):  # the top of a larger piece, the rest of it unseen
+                larger = set_down(replace(p, size=size))
+                yield [larger if q.id == p.id else q for q in pieces]
             for q in _any_piece_standing(f"{p.id}-holder", _underneath(p)):
                 yield list(pieces) + [q]
             if lies(p) and doubt.get("why") != "balance":  # nothing seen under it
@@ -495,10 +499,29 @@ def held(pieces: Sequence[Piece]) -> list[dict]:
             continue
         holders = [q for q in pieces if q.id != p.id and lowest[q.id] < low and solid_distance(p, q) < HELD_MM]
         if not holders:
-            out.append({"kind": "held", "piece": p.id, "height_mm": round(low, 1)})
+            d = {"kind": "held", "piece": p.id, "height_mm": round(low, 1)}
         elif off_balance(p, holders) > (BALANCE_LYING_MM if lies(p) else BALANCE_MM):
-            out.append({"kind": "held", "piece": p.id, "height_mm": round(low, 1), "why": "balance"})
+            d = {"kind": "held", "piece": p.id, "height_mm": round(low, 1), "why": "balance"}
+        else:
+            continue
+        top = tip_of_larger(p)
+        out.append({**d, "top": list(top)} if top else d)
     return out
+
+
+def tip_of_larger(p: Piece) -> tuple[str, ...]:
+    """The larger sizes whose tip, standing upright on the table, stands within TOP_MM of upright
+    p's tip: p may be the top of such a piece whose lower part the camera did not see.
+
+    Why: the sizes are nearly similar shapes, so a larger piece's top is a smaller piece's shape,
+    and where something in front hides the rest the fit finds that smaller piece up in the air.
+    Fresh 423400-'s 423550 (session 78): a blue large standing behind a yellow large leant against
+    it, its lower 19 mm hidden, read as a blue small 17.9 mm up (tip 0.5 mm under a large's);
+    "all its pieces are the same size" wrong with no flag, for set down it is still a small."""
+    if orientation(p, RelationsConfig()).value != "upright":
+        return ()
+    tip = float(p.vertices[:, 2].max())
+    return tuple(s for s in larger_sizes(p.size) if abs(tip - PYRAMID_SIZES[s].height) <= TOP_MM)
 
 
 def off_balance(p: Piece, holders: Sequence[Piece]) -> float:
