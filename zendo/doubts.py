@@ -255,6 +255,8 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
     if k == "heading" and d.get("why") == "outline":
         return f"{d['piece']} may point any way: its outline fits every heading about as well"
+    if k == "heading" and d.get("why") == "raised":
+        return f"{d['piece']} may point another way: it lies up on other pieces, and its outline does not bear out its fit"
     if k == "heading" and d.get("why") == "misfit":
         return f"{d['piece']} may point any way: its fit misses the depth it was read from"
     if k == "heading":
