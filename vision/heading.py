@@ -39,9 +39,10 @@ than 10 degrees from 12 % to 5 %; the tip moves, the rest of the pose does not.
   sets moved by under 0.005 points.
 - A piece lying up on other pieces (its lowest corner ON_TABLE_MM or more off the table) is
   never turned: turned about its middle it would leave the tips it rests on. Its outline is read
-  all the same (session 78), and where its best turn lies more than NEAR_DEG / 2 from the fit, or
-  it is blind, or a far turn covers the colour as well, the piece gets a "heading" doubt (`"why":
-  "raised"`, the best turn, the far one, and every other heading where blind). Fresh 423400-: of
+  all the same (session 78): where its best turn lies more than NEAR_DEG / 2 from the fit, the
+  piece gets a "heading" doubt with that turn and the far one, if any (`"why": "raised"`), and
+  where the outline is blind or a far turn covers the colour as well, the doubts a piece on the
+  table gets. Fresh 423400-: of
   105 such pieces matched within 8 mm to their truth (all smalls laid across tips), 5 were fitted
   30-126 degrees off; the doubt names 4 of them and 8 fitted 6-18 degrees off, none fitted within
   6 degrees; and 423687's (matched 8.6 mm off): a blue small fitted 99.5 degrees off, "pointing" at
@@ -231,6 +232,16 @@ def _lying_on_table(piece: Piece, cfg: RelationsConfig) -> bool:
     return float(piece.vertices[:, 2].min()) < ON_TABLE_MM and orientation(piece, cfg).value == "flat"
 
 
+def _outline_doubts(pid: str, kept: float, other: float | None, blind: bool) -> list[dict]:
+    """The "heading" doubt a piece's outline gives, its heading `kept` degrees from the fit: every
+    other heading where the outline is blind (and the far turn), or the far turn that covers the
+    colour as well as the heading kept."""
+    far = [] if other is None else [_turn_from(other, kept)]
+    if blind:
+        return [{"kind": "heading", "piece": pid, "turns": list(BLIND_TURNS) + far, "why": "outline"}]
+    return [{"kind": "heading", "piece": pid, "turn": far[0]}] if far else []
+
+
 def _lying_raised(piece: Piece, cfg: RelationsConfig) -> bool:
     return float(piece.vertices[:, 2].min()) >= ON_TABLE_MM and orientation(piece, cfg).value == "flat"
 
@@ -278,20 +289,14 @@ def check_headings(rgb: np.ndarray, scene: Scene, fits: list[PieceFit], heights,
             pieces[i] = by_id[p.id] = new
         else:
             deg = 0.0
-        if blind:
-            turns = list(BLIND_TURNS) + ([] if other is None else [_turn_from(other, deg)])
-            doubts.append({"kind": "heading", "piece": p.id, "turns": turns, "why": "outline"})
-        elif other is not None:
-            doubts.append({"kind": "heading", "piece": p.id, "turn": _turn_from(other, deg)})
+        doubts += _outline_doubts(p.id, deg, other, blind)
     for p in [p for p in pieces if _lying_raised(p, cfg) and p.id not in towers]:
-        others = [q for q in pieces if q.id != p.id]
-        deg, other, blind = best_turn(p, others, rgb, heights, project)
-        far = [_turn_from(other, 0.0)] if other is not None else []
-        if abs(deg) > NEAR_DEG / 2 or blind:  # the outline disagrees with the fit, or cannot tell
-            turns = sorted({*BLIND_TURNS, *far}) if blind else [round(deg, 1), *far]
-            doubts.append({"kind": "heading", "piece": p.id, "turns": turns, "why": "raised"})
-        elif far:
-            doubts.append({"kind": "heading", "piece": p.id, "turn": far[0]})
+        deg, other, blind = best_turn(p, [q for q in pieces if q.id != p.id], rgb, heights, project)
+        if abs(deg) > NEAR_DEG / 2 and not blind:  # its outline lies well round from its fit: it is not turned
+            far = [] if other is None else [_turn_from(other, 0.0)]
+            doubts.append({"kind": "heading", "piece": p.id, "turns": [round(deg, 1), *far], "why": "raised"})
+        else:
+            doubts += _outline_doubts(p.id, 0.0, other, blind)
     if not by_id:
         return scene, fits, doubts
     fits = [replace(f, piece=by_id[f.piece.id]) if f.piece.id in by_id else f for f in fits]
