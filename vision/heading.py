@@ -228,22 +228,22 @@ def _turn_from(other: float, kept: float) -> float:
     return round(float((other - kept + 180.0) % 360.0 - 180.0), 1)
 
 
-def _lying_on_table(piece: Piece, cfg: RelationsConfig) -> bool:
-    return float(piece.vertices[:, 2].min()) < ON_TABLE_MM and orientation(piece, cfg).value == "flat"
+def _on_table(piece: Piece) -> bool:
+    return float(piece.vertices[:, 2].min()) < ON_TABLE_MM
 
 
-def _outline_doubts(pid: str, kept: float, other: float | None, blind: bool) -> list[dict]:
+def _outline_doubts(pid: str, kept: float, other: float | None, blind: bool,
+                    untaken: float | None = None) -> list[dict]:
     """The "heading" doubt a piece's outline gives, its heading `kept` degrees from the fit: every
-    other heading where the outline is blind (and the far turn), or the far turn that covers the
-    colour as well as the heading kept."""
+    other heading where the outline is blind (and the far turn); else the best turn where it was
+    not taken (`untaken`: a raised piece's, `"why": "raised"`) and the far turn; else the far turn
+    that covers the colour as well as the heading kept."""
     far = [] if other is None else [_turn_from(other, kept)]
     if blind:
         return [{"kind": "heading", "piece": pid, "turns": list(BLIND_TURNS) + far, "why": "outline"}]
+    if untaken is not None:
+        return [{"kind": "heading", "piece": pid, "turns": [round(untaken, 1), *far], "why": "raised"}]
     return [{"kind": "heading", "piece": pid, "turn": far[0]}] if far else []
-
-
-def _lying_raised(piece: Piece, cfg: RelationsConfig) -> bool:
-    return float(piece.vertices[:, 2].min()) >= ON_TABLE_MM and orientation(piece, cfg).value == "flat"
 
 
 def in_lying_towers(pieces: list[Piece], cfg: RelationsConfig) -> set[str]:
@@ -280,7 +280,9 @@ def check_headings(rgb: np.ndarray, scene: Scene, fits: list[PieceFit], heights,
     by_id = {}
     doubts = []
     towers = in_lying_towers(pieces, cfg)
-    for i in [i for i, p in enumerate(pieces) if _lying_on_table(p, cfg) and p.id not in towers]:
+    lying = [i for i, p in enumerate(pieces) if p.id not in towers and orientation(p, cfg).value == "flat"]
+    raised = [pieces[i] for i in lying if not _on_table(pieces[i])]
+    for i in [i for i in lying if _on_table(pieces[i])]:
         p = pieces[i]
         others = pieces[:i] + pieces[i + 1:]
         deg, other, blind = best_turn(p, others, rgb, heights, project)
@@ -290,13 +292,9 @@ def check_headings(rgb: np.ndarray, scene: Scene, fits: list[PieceFit], heights,
         else:
             deg = 0.0
         doubts += _outline_doubts(p.id, deg, other, blind)
-    for p in [p for p in pieces if _lying_raised(p, cfg) and p.id not in towers]:
+    for p in raised:  # never turned: its outline lying well round from its fit is a doubt
         deg, other, blind = best_turn(p, [q for q in pieces if q.id != p.id], rgb, heights, project)
-        if abs(deg) > NEAR_DEG / 2 and not blind:  # its outline lies well round from its fit: it is not turned
-            far = [] if other is None else [_turn_from(other, 0.0)]
-            doubts.append({"kind": "heading", "piece": p.id, "turns": [round(deg, 1), *far], "why": "raised"})
-        else:
-            doubts += _outline_doubts(p.id, 0.0, other, blind)
+        doubts += _outline_doubts(p.id, 0.0, other, blind, deg if abs(deg) > NEAR_DEG / 2 else None)
     if not by_id:
         return scene, fits, doubts
     fits = [replace(f, piece=by_id[f.piece.id]) if f.piece.id in by_id else f for f in fits]

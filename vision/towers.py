@@ -194,9 +194,10 @@ def _not_sunk(p: Piece, support: Piece | None, shifts: tuple[float, ...]) -> tup
     """The shifts of p along its axis that leave its base no more than SINK_MM below where it
     rests on its support's tip (measured along p's axis, as the "under" candidates place a piece
     there); all of them where nothing supports p or p would cover its support."""
-    if support is None or rest_offset(support.size, p.size) <= 1.0:
+    rest = 0.0 if support is None else rest_offset(support.size, p.size)
+    if rest <= 1.0:
         return shifts
-    sunk = float(np.dot(p.origin - support.origin, p.axis)) - rest_offset(support.size, p.size)
+    sunk = float(np.dot(p.origin - support.origin, p.axis)) - rest
     return tuple(dz for dz in shifts if sunk + dz >= -SINK_MM)
 
 
