@@ -2019,6 +2019,22 @@ def test_a_plain_tables_colour_is_its_median():
     assert sorted(np.round(table_colours(two)).tolist()) == [[130.0, 135.0], [180.0, 165.0]]
 
 
+def test_a_cloths_colours_read_from_its_distinct_colours_are_those_of_every_pixel():
+    """8-bit Lab gives whole a*b*, so the 2-means steps over the distinct colours with their
+    counts; the same pixels a hair off whole numbers are stepped over one by one, and the two
+    readings agree."""
+    from vision.doubts import _distinct, table_colours
+
+    rng = np.random.default_rng(2)
+    cloth = np.round(np.vstack([rng.normal((128.0, 140.0), 3.0, (700, 2)),
+                                rng.normal((150.0, 118.0), 3.0, (300, 2))])).astype(np.float32)
+    rows, counts = _distinct(cloth)
+    assert len(rows) < len(cloth) / 2 and counts.sum() == len(cloth)
+    whole = table_colours(cloth)
+    assert whole.shape == (2, 2)
+    np.testing.assert_allclose(table_colours(cloth + 1e-3) - 1e-3, whole, atol=1e-4)
+
+
 def test_a_patchs_pixels_without_depth_are_no_place_on_the_table():
     """Where depth dropped out, a pixel's point is no place: the doubt stands where depth was read
     (fresh 403442: a patch's height read 739 mm from such points)."""
