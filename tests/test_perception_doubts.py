@@ -1142,6 +1142,37 @@ def test_a_piece_fitted_from_a_handful_of_depth_points_may_stand_or_lie_any_way(
     assert orientation_doubts([PieceFit(over, 1.0, 10, 0.1, "upright", 0.9, 0)], sure) == []  # off the table
 
 
+def test_a_piece_mostly_out_of_the_picture_may_stand_or_lie_any_way():
+    """Fresh 424707: a black large lying, a quarter of it in view at the top edge, fitted
+    standing; "all its pieces are flat" wrong with no flag. The net and the fit read only the
+    part that shows."""
+    from vision.detect import Detections
+    from vision.doubts import FEW_POINTS, IN_VIEW_MIN, in_view_share, orientation_doubts
+    from vision.pose import PieceFit
+
+    standing = upright(Spec("p1", "black", "large"), (0.0, 0.0), 0)
+    sure = Detections(np.zeros((1, 4), np.float32), np.array([0]), np.ones(1, np.float32),
+                      orientation=np.array([[1.0, 0.0, 0.0]], np.float32))
+    fits = [PieceFit(standing, 1.0, FEW_POINTS + 50, 0.1, "upright", 0.9, 0)]
+    shape = (480, 640)
+
+    def at_column(u0: float):
+        """Table millimetres to pixels, 2 px a mm, the piece's middle at column u0."""
+        return lambda pts: np.column_stack([u0 + 2 * pts[:, 0], 240 + 2 * pts[:, 1]])
+
+    half_width = 2 * float(np.abs(standing.vertices[:, 0]).max())
+    assert in_view_share(at_column(320)(standing.vertices), shape) == pytest.approx(1.0)
+    assert in_view_share(at_column(639)(standing.vertices), shape) == pytest.approx(0.5, abs=0.01)
+    assert in_view_share(at_column(639 + half_width / 2)(standing.vertices), shape) < IN_VIEW_MIN
+    assert orientation_doubts(fits, sure, at_column(320), shape) == []
+    assert orientation_doubts(fits, sure) == []  # nothing to tell where the picture ends
+    (d,) = orientation_doubts(fits, sure, at_column(639), shape)
+    assert (d["piece"], d["as"], d["why"]) == ("p1", "flat", "cut")
+    m = judged("all its pieces are flat", [standing], [d])
+    assert m.mark == "black" and m.judgment_call
+    assert m.doubts[0]["text"] == "p1 may be lying flat: over a quarter of it is out of the picture"
+
+
 def test_a_loosely_fitted_piece_that_may_lie_another_way_makes_a_pointing_mark_a_judgment_call():
     leaning = replace(flat(Spec("p1", "blue", "small"), (0.0, 0.0), 0.0), position=(0.0, 0.0, 6.0))
     target = upright(Spec("p2", "black", "small"), (30.0, 0.0), 0)

@@ -251,6 +251,9 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']} is {d['height_mm']:.0f} mm off the table {why}, or it may rest on the table{larger}"
     if k == "orientation" and d.get("why") == "weird":
         return f"{d['piece']} may not stand as read: the picture shows it leaning, neither upright nor flat"
+    if k == "orientation" and d.get("why") == "cut":
+        return (f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}: "
+                f"over a quarter of it is out of the picture")
     if k == "orientation":
         return f"{d['piece']} may be {'standing upright' if d['as'] == 'upright' else 'lying flat'}"
     if k == "heading" and d.get("why") == "outline":
