@@ -959,6 +959,28 @@ def test_a_piece_held_up_by_something_unseen_makes_a_count_mark_a_judgment_call(
     assert not judged("it contains at least one red piece", [upper], [doubt]).judgment_call
 
 
+def test_a_lying_piece_held_up_by_nothing_seen_may_lie_across_two_unseen_tips():
+    """Fresh 425376: a green small laid across two red smalls' tips, both missed, read alone 25.7
+    mm up; "two or more upright pieces" wrong with no flag: one holder added makes one."""
+    from zendo.doubts import held
+
+    a, b = upright(Spec("a", "red", "small"), (0, 0), 0), upright(Spec("b", "red", "small"), (25, 0), 0)
+    across = flat_across([a, b], Spec("c", "green", "small"), heading=0)
+    (doubt,) = held([across])
+    pairs = [alt[1:] for alt in alternatives([across], doubt) if len(alt) == 3]
+    assert {(q.color, q.size) for pair in pairs for q in pair} == {(c, s) for c in ("red", "yellow", "green", "blue", "black")
+                                                                  for s in ("small", "medium", "large")}
+    heading = across.tip[:2] - across.vertices[:4, :2].mean(axis=0)
+    for one, two in pairs:
+        assert (one.color, one.size) == (two.color, two.size)
+        for q in (one, two):
+            assert abs(float(q.vertices[:, 2].min())) < 1e-6 and q.axis[2] > 0.999  # standing on the table
+        ends = [float((q.origin[:2] - across.centroid[:2]) @ heading) for q in (one, two)]
+        assert min(ends) < 0 < max(ends)  # one either side of its centre of mass, under it
+    m = judged("it contains two or more upright pieces", [across], [doubt])
+    assert m.mark == "black" and m.judgment_call
+
+
 def test_a_piece_held_up_by_nothing_seen_may_rest_on_the_table_where_it_is():
     raised = replace(lone("red", "medium", at=(20.0, -10.0)), position=(20.0, -10.0, 4.0))
     alts = list(alternatives([raised], {"kind": "held", "piece": "p1", "height_mm": 4.0}))
