@@ -66,7 +66,8 @@ class Predicate:
     def is_borderline(self, band: Mapping[str, float]) -> bool:
         """Within the band of its unit; a pointing call also within what a turn of the band's
         "aim_deg" moves the ray where the target is met (`lever`): a heading off by a few degrees
-        misses by more the farther the target."""
+        misses by more the farther the target; and an upright piece's call (its ray has no lever)
+        at a target met within TIP_REACH_MM of its tip, within the band's "tip_mm"."""
         aim = self.lever * math.sin(math.radians(band.get("aim_deg", 0.0))) if self.lever else 0.0
         close = band.get(self.unit, 0.0) + aim
         if self.name == "pointing" and not self.lever and self.order <= TIP_REACH_MM:
