@@ -1188,6 +1188,7 @@ def test_a_piece_mostly_out_of_the_picture_may_stand_or_lie_any_way():
     assert in_view_share(at_column(639 + half_width / 2)(standing.vertices), shape) < IN_VIEW_MIN
     assert orientation_doubts(fits, sure, at_column(320), shape) == []
     assert orientation_doubts(fits, sure) == []  # nothing to tell where the picture ends
+    assert orientation_doubts(fits, sure, at_column(639)) == []
     (d,) = orientation_doubts(fits, sure, at_column(639), shape)
     assert (d["piece"], d["as"], d["why"]) == ("p1", "flat", "cut")
     m = judged("all its pieces are flat", [standing], [d])

@@ -284,7 +284,8 @@ def orientation_doubts(fits, detections: Detections, project: Callable[[np.ndarr
                 out.append({"kind": "orientation", "piece": f.piece.id, "as": other, "p": round(float(probs[2]), 3),
                             "why": "weird"})
         why = ("few" if 0 < f.n_points < FEW_POINTS else
-               "cut" if project is not None and in_view_share(project(f.piece.vertices), shape) < IN_VIEW_MIN else None)
+               "cut" if project is not None and shape is not None
+               and in_view_share(project(f.piece.vertices), shape) < IN_VIEW_MIN else None)
         if why:  # as flat even where it lies: every other heading
             ways = ("flat",) if fitted == "upright" else ("upright", "flat")
             out += [{"kind": "orientation", "piece": f.piece.id, "as": name, "why": why}
