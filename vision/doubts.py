@@ -62,7 +62,7 @@ from .colors import TABLE_MM
 from .crossing import SUPPORT_RATIO
 from .detect import EDGE_PX, FAINT_CONF, Detections, cut_by_edge, share_inside
 from .heading import BLIND_TURNS
-from .pose import ON_TABLE_MM, signed_distances
+from .pose import on_table, signed_distances
 from .rest import lies_on_table
 
 # The classifier's runner-up this likely is a class doubt. 0.05 until session 54, whose wider,
@@ -236,6 +236,16 @@ def in_view_share(uv: np.ndarray, shape: tuple[int, int]) -> float:
     return float(inside) / area
 
 
+def _loose_why(f, project: Callable[[np.ndarray], np.ndarray] | None, shape: tuple[int, int] | None) -> str | None:
+    """Why a fitted piece may stand or lie any way whatever the net reads: "few" depth points of
+    its own, or "cut" by the picture's edge (with `project` and `shape`); else None."""
+    if 0 < f.n_points < FEW_POINTS:
+        return "few"
+    if project is not None and shape is not None and in_view_share(project(f.piece.vertices), shape) < IN_VIEW_MIN:
+        return "cut"
+    return None
+
+
 def orientation_doubts(fits, detections: Detections, project: Callable[[np.ndarray], np.ndarray] | None = None,
                        shape: tuple[int, int] | None = None) -> list[dict]:
     """An "orientation" doubt for each piece on the table that the orientation net reads, with
@@ -268,7 +278,7 @@ def orientation_doubts(fits, detections: Detections, project: Callable[[np.ndarr
     cfg = RelationsConfig()
     out = []
     for f in fits:
-        if f.piece.vertices[:, 2].min() > ON_TABLE_MM:
+        if not on_table(f.piece):
             continue
         fitted = orientation(f.piece, cfg).value
         probs = detections.orientation_read(f.detection)
@@ -283,9 +293,7 @@ def orientation_doubts(fits, detections: Detections, project: Callable[[np.ndarr
                 named.add(other)
                 out.append({"kind": "orientation", "piece": f.piece.id, "as": other, "p": round(float(probs[2]), 3),
                             "why": "weird"})
-        why = ("few" if 0 < f.n_points < FEW_POINTS else
-               "cut" if project is not None and shape is not None
-               and in_view_share(project(f.piece.vertices), shape) < IN_VIEW_MIN else None)
+        why = _loose_why(f, project, shape)
         if why:  # as flat even where it lies: every other heading
             ways = ("flat",) if fitted == "upright" else ("upright", "flat")
             out += [{"kind": "orientation", "piece": f.piece.id, "as": name, "why": why}
@@ -308,7 +316,7 @@ def shrunk_tower_doubts(fits, doubts: Sequence[dict]) -> list[dict]:
     have = {d["piece"] for d in doubts if d["kind"] == "stacked"}
     return [{"kind": "stacked", "piece": f.piece.id, "where": "under", "why": "shrunk"} for f in fits
             if f.other_size in larger_sizes(f.piece.size) and f.piece.id not in have
-            and float(f.piece.vertices[:, 2].min()) <= ON_TABLE_MM and orientation(f.piece, cfg).value == "upright"]
+            and on_table(f.piece) and orientation(f.piece, cfg).value == "upright"]
 
 
 LYING_STACK_SIZES = ("medium", "large")

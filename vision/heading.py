@@ -37,8 +37,9 @@ than 10 degrees from 12 % to 5 %; the tip moves, the rest of the pose does not.
   lying, fitted pointing the other way, their best turns 0.105 and 0.121 over the median, "a
   piece pointing at another" wrong with no flag; at 0.125 right marks flagged on the five tuning
   sets moved by under 0.005 points.
-- A piece lying up on other pieces (its lowest corner ON_TABLE_MM or more off the table) is
-  never turned: turned about its middle it would leave the tips it rests on. Its outline is read
+- A piece lying up on other pieces (its lowest corner more than ON_TABLE_MM off the table:
+  not `vision.pose.on_table`) is never turned: turned about its middle it would leave the tips
+  it rests on. Its outline is read
   all the same (session 78): where its best turn lies more than NEAR_DEG / 2 from the fit, the
   piece gets a "heading" doubt with that turn and the far one, if any (`"why": "raised"`), and
   where the outline is blind or a far turn covers the colour as well, the doubts a piece on the
@@ -65,7 +66,7 @@ from zendo.relations import RelationsConfig, orientation, stacked
 from zendo.scene import Piece, Scene
 from zendo.shapes import near_pairs, solid_distance
 
-from .pose import ON_TABLE_MM, PieceFit
+from .pose import PieceFit, on_table
 
 NEAR_DEG = 30.0  # turns within this of the fit are taken on the outline alone
 STEP_DEG = 2.5  # the finest turn looked at
@@ -228,10 +229,6 @@ def _turn_from(other: float, kept: float) -> float:
     return round(float((other - kept + 180.0) % 360.0 - 180.0), 1)
 
 
-def _on_table(piece: Piece) -> bool:
-    return float(piece.vertices[:, 2].min()) < ON_TABLE_MM
-
-
 def _outline_doubts(pid: str, kept: float, other: float | None, blind: bool,
                     untaken: float | None = None) -> list[dict]:
     """The "heading" doubt a piece's outline gives, its heading `kept` degrees from the fit: every
@@ -281,8 +278,8 @@ def check_headings(rgb: np.ndarray, scene: Scene, fits: list[PieceFit], heights,
     doubts = []
     towers = in_lying_towers(pieces, cfg)
     lying = [i for i, p in enumerate(pieces) if p.id not in towers and orientation(p, cfg).value == "flat"]
-    raised = [pieces[i] for i in lying if not _on_table(pieces[i])]
-    for i in [i for i in lying if _on_table(pieces[i])]:
+    raised = [pieces[i] for i in lying if not on_table(pieces[i])]
+    for i in [i for i in lying if on_table(pieces[i])]:
         p = pieces[i]
         others = pieces[:i] + pieces[i + 1:]
         deg, other, blind = best_turn(p, others, rgb, heights, project)

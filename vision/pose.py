@@ -903,3 +903,9 @@ def _refine(fits, point_sets, detections, depth, to_cam, intr, cfg, refit: bool 
 
 REST_GROUNDED_MM = 3.0  # a piece whose lowest point is this close to the table is on it
 ON_TABLE_MM = 1.0  # after resting, a piece whose lowest point is this low stands or lies on the table
+
+
+def on_table(piece: Piece) -> bool:
+    """Whether a piece stands or lies on the table (its lowest corner within ON_TABLE_MM of it),
+    not up on other pieces."""
+    return float(piece.vertices[:, 2].min()) <= ON_TABLE_MM

@@ -588,9 +588,8 @@ def _bridge_holders(p: Piece) -> Iterator[list[Piece]]:
     225): the rules that need both count pieces, of a colour or standing, and a pair of one kind
     reaches them; a second holder of another colour adds nothing the first one's colour did not."""
     a, b = p.tip[:2], p.vertices[:4, :2].mean(axis=0)
-    ends = (a + 0.2 * (b - a), b)
-    for size, color in product(SIZES, RAINBOW_COLORS):
-        yield [Piece(f"{p.id}-holder{n}", color, size, (float(x), float(y), 0.0)) for n, (x, y) in enumerate(ends, 1)]
+    near_tip, under_base = (_any_piece_standing(f"{p.id}-holder{n}", xy) for n, xy in enumerate((a + 0.2 * (b - a), b), 1))
+    yield from (list(pair) for pair in zip(near_tip, under_base))
 
 
 def _underneath(p: Piece) -> tuple[float, float]:
