@@ -897,3 +897,20 @@ def test_the_bench_names_a_folder_it_cannot_read_in_one_line(tmp_path):
     assert res.returncode == 1 and "Traceback" not in res.stderr
     assert res.stderr.strip().splitlines() == [f"python -m vision.bench: {tmp_path / 'nowhere'}: not a render folder"
                                                 " (missing camera.json)"]
+
+
+def test_ultralytics_first_run_on_a_machine_says_nothing_on_stdout(tmp_path):
+    """Our commands write JSON on stdout (`zendo eval > EVAL.json`); Ultralytics' first import on a
+    machine creates its settings file and announces it. The announcement goes to stderr."""
+    import os
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "fresh-ultralytics"
+    env = {**os.environ, "YOLO_CONFIG_DIR": str(cfg)}
+    res = subprocess.run([sys.executable, "-c", "from vision.detect import _yolo; _yolo()"], capture_output=True,
+                         text=True, cwd=Path(__file__).resolve().parents[1], env=env)
+    assert res.returncode == 0, res.stderr
+    assert (cfg / "Ultralytics" / "settings.json").exists()  # the first run's path was taken
+    assert "Settings" in res.stderr
+    assert res.stdout == ""

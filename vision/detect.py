@@ -10,9 +10,11 @@ Arial.ttf (docs: facts.md).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,10 +166,15 @@ def prepare_ultralytics() -> None:
 
 def _yolo():
     prepare_ultralytics()
-    from ultralytics import YOLO
+    # Its first import on a machine writes a settings file and says so on stdout, and its logger's
+    # handler keeps the stream it was made with: made while stdout points at stderr, nothing it
+    # says lands where our commands write JSON (`zendo eval > EVAL.json` on a fresh machine wrote
+    # the banner into the file)
+    with contextlib.redirect_stdout(sys.stderr):
+        from ultralytics import YOLO
 
     # after the import: its first import sets its own logger to INFO, which would print export and
-    # training chatter on stdout, where our commands write JSON
+    # training chatter
     logging.getLogger("ultralytics").setLevel(logging.WARNING)
     return YOLO
 
