@@ -2687,6 +2687,20 @@ def test_a_faint_box_at_the_edge_may_be_a_piece_touching_its_koans_nearest_piece
     assert not judged(rule, seen, [{**faint, "edge": False}]).judgment_call  # whole in view: it stands there
 
 
+def test_a_faint_box_at_the_edge_may_be_the_near_end_of_a_row_going_on_out_of_view():
+    """Fresh 426723: a koan of six, four wholly out of view and a red medium cut by the bottom
+    edge to a faint box, read as its one lying green medium; one piece beyond changes a count by
+    one, so "two or more upright pieces" stayed wrong with no flag. A sliver there is read as an
+    edge doubt's is: the koan may go on out of view in a row."""
+    seen = [flat(Spec("p1", "green", "medium"))]
+    faint = {"kind": "missed", "at": [0.0, 60.0], "height_mm": 20.0, "pixels": 300, "seen": "faint", "edge": True,
+             "p": 0.24}
+    rule = "it contains two or more upright pieces"
+    m = judged(rule, seen, [faint])
+    assert m.mark == "black" and m.judgment_call
+    assert not judged(rule, seen, [{**faint, "edge": False}]).judgment_call  # whole in view: one piece there
+
+
 def test_the_pipeline_raises_a_missed_doubt_at_a_faint_box_its_detector_drew_at_the_edge():
     """The faint boxes reach the doubts from the detector (`Detector.with_faint`), through the
     pipeline: a koan whose only sign is one is not lost without a word."""

@@ -33,8 +33,9 @@ alternative koan:
   below), so a piece may stand, or lie, there; or, by a piece lying on the table, it may be the rim of a larger piece
   the lying one is nested in (`around`); a sliver of colour at the picture's edge ("seen":
   "colour") is the near end of a piece mostly out of view, so that piece may also stand or lie
-  by the koan's piece nearest it as an edge doubt's unseen neighbour does (`beyond`); so may one
-  where the detector drew a faint box cut by the picture's edge ("seen": "faint", "edge": true);
+  by the koan's piece nearest it as an edge doubt's unseen neighbours do (`beyond`: one, or a row
+  going on out of view); so may one where the detector drew a faint box cut by the picture's edge
+  ("seen": "faint", "edge": true);
   and a piece may stand where the detector drew a faint box inside the picture, or where the
   classifier read a box as no piece, but not surely ("seen": "dropped"), or where a patch of a
   piece's colour stands beside the pieces seen, outside their outlines ("seen": "residue": a
@@ -408,11 +409,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         p = by_id.get(doubt["piece"])
         if p is None:
             return
-        placed = _beyond_placed(p, doubt["toward"])
-        yield from _plus_one_of_each_colour(pieces, (q for q, _ in placed))
-        for row in _rows(p, placed, doubt["toward"]):
-            for colors in row_colourings(len(row)):
-                yield list(pieces) + [replace(q, color=c) for q, c in zip(row, colors)]
+        yield from _beyond_alternatives(pieces, p, doubt["toward"])
     elif kind == "orientation":
         p = by_id.get(doubt["piece"])
         if p is not None:
@@ -466,7 +463,7 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
             yield list(pieces) + [q]
         out_of_view = doubt.get("seen") == "colour" or (doubt.get("seen") in ("faint", "stone") and doubt.get("edge"))
         if out_of_view and pieces:  # mostly out of view: by its koan, as an edge doubt's
-            yield from _plus_one_of_each_colour(pieces, _beyond_sliver(pieces, (x, y)))
+            yield from _beyond_alternatives(pieces, *_sliver_side(pieces, (x, y)))
         if kind == "missed":  # the part of a piece showing round one lying nested in it
             yield from _plus_one_of_each_colour(pieces, (o for p in pieces for o in _outers_near(p, pid, (x, y))))
         if kind == "misfit":  # two pieces read as one: the one read may be smaller than it was read
@@ -767,14 +764,30 @@ def around(p: Piece, size: str, pid: str) -> Piece:
     return set_down(replace(p, id=pid, size=size))
 
 
-def _beyond_sliver(pieces: Sequence[Piece], xy: tuple[float, float]) -> list[Piece]:
-    """The pieces a sliver of colour at the picture's edge may belong to: `beyond`'s neighbours
-    of the koan's piece nearest the sliver, on the sliver's side. Why: the sliver is the near end
-    of a piece mostly out of view, which may touch that piece or point at it; a piece standing
-    on the sliver itself does neither (held-out 960009: a red small lying beyond the top edge,
-    touching a green one and pointing at it, and both marks wrong with no flag)."""
+def _sliver_side(pieces: Sequence[Piece], xy: tuple[float, float]) -> tuple[Piece, tuple[float, float]]:
+    """The koan's piece nearest a sliver of colour at the picture's edge, and the way from it to
+    the sliver: the sliver is the near end of a piece mostly out of view, and its koan goes on
+    out of view on that side, as an edge doubt's does beyond a piece seen there
+    (`_beyond_alternatives`). Why from that piece, not the sliver: the unseen piece may touch it or
+    point at it, and a piece standing on the sliver itself does neither (held-out 960009: a red
+    small lying beyond the top edge, touching a green one and pointing at it, and both marks
+    wrong with no flag)."""
     near = min(pieces, key=lambda q: float(np.hypot(q.origin[0] - xy[0], q.origin[1] - xy[1])))
-    return beyond(near, (xy[0] - near.origin[0], xy[1] - near.origin[1]))
+    return near, (xy[0] - near.origin[0], xy[1] - near.origin[1])
+
+
+def _beyond_alternatives(pieces: Sequence[Piece], p: Piece, toward: Sequence[float]) -> Iterator[list[Piece]]:
+    """The koan going on out of view from p towards `toward`: one more piece of `beyond`'s in each
+    colour, then rows of them (`_rows`, `row_colourings`). An "edge" doubt's alternatives, and
+    those of a piece seen only as a sliver at the edge (fresh 426723: a koan of six, four of them
+    wholly out of view and a red medium cut by the bottom edge to a faint box, read as its one
+    lying green medium; "two or more upright pieces" wrong with no flag, as one piece beyond
+    changes that count by one)."""
+    placed = _beyond_placed(p, toward)
+    yield from _plus_one_of_each_colour(pieces, (q for q, _ in placed))
+    for row in _rows(p, placed, toward):
+        for colors in row_colourings(len(row)):
+            yield list(pieces) + [replace(q, color=c) for q, c in zip(row, colors)]
 
 
 def _outers_near(p: Piece, pid: str, xy: tuple[float, float]) -> Iterator[Piece]:
