@@ -2681,10 +2681,7 @@ def test_a_faint_box_at_the_edge_may_be_a_piece_touching_its_koans_nearest_piece
     seen = [lone("green", "small"), upright(Spec("p2", "black", "small"), (-40.0, 0.0), 0)]
     faint = {"kind": "missed", "at": [0.0, 30.0], "height_mm": 2.0, "pixels": 40, "seen": "faint", "edge": True,
              "p": 0.2}
-    rule = "it contains at least two pieces that are touching each other"
-    m = judged(rule, seen, [faint])
-    assert m.mark == "black" and m.judgment_call
-    assert not judged(rule, seen, [{**faint, "edge": False}]).judgment_call  # whole in view: it stands there
+    _flagged_only_where_the_edge_cuts_it("it contains at least two pieces that are touching each other", seen, faint)
 
 
 def test_a_faint_box_at_the_edge_may_be_the_near_end_of_a_row_going_on_out_of_view():
@@ -2695,10 +2692,15 @@ def test_a_faint_box_at_the_edge_may_be_the_near_end_of_a_row_going_on_out_of_vi
     seen = [flat(Spec("p1", "green", "medium"))]
     faint = {"kind": "missed", "at": [0.0, 60.0], "height_mm": 20.0, "pixels": 300, "seen": "faint", "edge": True,
              "p": 0.24}
-    rule = "it contains two or more upright pieces"
+    _flagged_only_where_the_edge_cuts_it("it contains two or more upright pieces", seen, faint)
+
+
+def _flagged_only_where_the_edge_cuts_it(rule: str, seen, faint: dict) -> None:
+    """The seen koan is marked black, a judgment call for the faint box at the edge; whole in view
+    (not cut by the edge), the box is one piece standing there, and the mark is no judgment call."""
     m = judged(rule, seen, [faint])
     assert m.mark == "black" and m.judgment_call
-    assert not judged(rule, seen, [{**faint, "edge": False}]).judgment_call  # whole in view: one piece there
+    assert not judged(rule, seen, [{**faint, "edge": False}]).judgment_call
 
 
 def test_the_pipeline_raises_a_missed_doubt_at_a_faint_box_its_detector_drew_at_the_edge():
