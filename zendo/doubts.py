@@ -584,9 +584,9 @@ def _bridge_holders(p: Piece) -> Iterator[list[Piece]]:
     mm up; "two or more upright pieces" wrong with no flag. One kind for both (15 pairs, not
     225): the rules that need both count pieces, of a colour or standing, and a pair of one kind
     reaches them; a second holder of another colour adds nothing the first one's colour did not."""
-    a, b = p.tip[:2], p.vertices[:4, :2].mean(axis=0)
-    near_tip, under_base = (_any_piece_standing(f"{p.id}-holder{n}", xy) for n, xy in enumerate((a + 0.2 * (b - a), b), 1))
-    yield from (list(pair) for pair in zip(near_tip, under_base))
+    tip, base = p.tip[:2], p.vertices[:4, :2].mean(axis=0)
+    spots = (tip + 0.2 * (base - tip), base)
+    yield from map(list, zip(*(_any_piece_standing(f"{p.id}-holder{n}", xy) for n, xy in enumerate(spots, 1))))
 
 
 def _underneath(p: Piece) -> tuple[float, float]:
