@@ -80,6 +80,7 @@ MIN_OWN_PX = 5
 MIN_TABLE_PX = 20
 INTO_MM = 1.0  # a turn may not push a piece this far into a neighbour (unless it was already)
 BLIND_GAIN = 0.125  # the best turn covers under this much more than the median one: any heading
+POOR_IOU = 0.6  # no turn covers more than this of the colour (IoU): the fit is off in place, any heading (`_blind`)
 BLIND_TURNS = tuple(float(h) for h in FLAT_HEADINGS if h)  # what a blind outline's doubt tries: every other 45
 
 Project = Callable[[np.ndarray], np.ndarray]
@@ -175,11 +176,18 @@ class _Remembered:
 
 
 def _blind(scores: _Remembered) -> bool:
-    """Whether the outline covers the colour about as well every way round: the best turn
-    looked at (refined near its peaks by `_search`) exceeds the median of the turns every
-    FAR_STEP_DEG by under BLIND_GAIN."""
+    """Whether the outline cannot tell the heading: it covers the colour about as well every way
+    round (the best turn looked at, refined near its peaks by `_search`, exceeds the median of
+    the turns every FAR_STEP_DEG by under BLIND_GAIN), or no turn covers it well (under
+    POOR_IOU): turned about a middle that is itself off, no heading fits, and the best of poor
+    ones is no evidence (fresh 428484, session 82: a red small lying, fitted 14 mm off and
+    pointing back, its best turn 0.56, turned 105 degrees to 72 off, "a piece pointing at
+    another" wrong with no flag)."""
+    best = scores.best()
+    if best < POOR_IOU:
+        return True
     median = float(np.median(scores(np.arange(-180.0, 180.0, FAR_STEP_DEG))))
-    return scores.best() - median < BLIND_GAIN
+    return best - median < BLIND_GAIN
 
 
 def _window(piece: Piece, shape: tuple[int, int], project: Project) -> tuple[int, int, int, int] | None:
