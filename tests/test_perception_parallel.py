@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -176,3 +177,48 @@ def test_a_worker_that_cannot_load_its_weights_is_a_one_line_error(tmp_path, cap
             list(pool.map([(None, None)]))
     assert "\n" not in str(err.value)
     assert "Traceback" not in capfd.readouterr().err
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process runs (a zombie nobody has reaped yet has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_worker_ends_when_the_process_that_started_it_is_killed(tmp_path):
+    """`kill -9`, `timeout` or a service manager's stop ends the caller without its pool's
+    shutdown; its workers must not stay behind, each holding a pipeline."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "caller.py"
+    script.write_text(
+        "import time\n"
+        "from vision.parallel import FramePool, WorkerSetup\n"
+        "if __name__ == '__main__':  # the worker is spawned: it imports this file again\n"
+        f"    pool = FramePool(WorkerSetup({str(DEFAULT_WEIGHTS)!r}, 'cpu'), 1)\n"
+        "    print(*pool.start(), flush=True)\n"
+        "    time.sleep(120)\n")
+    caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[1])
+    worker = None
+    try:
+        (worker,) = (int(w) for w in caller.stdout.readline().split())
+        assert _alive(worker)
+        caller.send_signal(signal.SIGKILL)
+        caller.wait(10)
+        deadline = time.monotonic() + 10
+        while _alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(worker)
+    finally:
+        caller.kill()
+        if worker is not None and _alive(worker):
+            os.kill(worker, signal.SIGKILL)  # not left behind by a failing run
