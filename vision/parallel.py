@@ -69,33 +69,33 @@ _PIPELINE = None  # the worker process's own Pipeline (set by _start)
 _FAILED: str | None = None  # why it could not be built, in one line
 
 
-PARENT_POLL_S = 1.0  # how often a worker looks whether the process that started it is still there
-
-
 def _start(setup: WorkerSetup) -> None:
     """Build the worker's pipeline once, when its process starts. A failure is kept, not raised:
     raised here it would print a traceback and leave the caller a pool that says only that a
     process ended; kept, each task the worker is given answers with the reason in one line."""
     global _FAILED
-    _end_with(os.getppid())
+    _end_with_parent()
     try:
         _build(setup)
     except Exception as exc:  # noqa: BLE001 - any failure must reach the caller, as one line
         _FAILED = one_line(exc)
 
 
-def _end_with(parent: int) -> None:
-    """End this worker once `parent` is gone. Why: a `zendo eval` or dashboard stopped by a signal
-    it does not catch (`kill`, `timeout`, a service manager's stop) leaves its workers to init,
-    and each sat idle holding its pipeline (1.2 GB here) until the machine restarted. Polled from
-    a daemon thread, as the parent's end is told to no worker on every platform (Linux's
-    PR_SET_PDEATHSIG is Linux's alone)."""
+def _end_with_parent() -> None:
+    """End this worker once the process that started it is gone. Why: a `zendo eval` or dashboard
+    stopped by a signal it does not catch (`kill`, `timeout`, a service manager's stop) leaves its
+    workers to init, and each sat idle holding its pipeline (1.2 GB here) until the machine
+    restarted. A spawned process holds its parent's sentinel (`multiprocessing.parent_process`,
+    on every platform), which a daemon thread waits on."""
+    import multiprocessing
     import threading
-    import time
+
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not a child of multiprocessing's (called in the caller's own process)
+        return
 
     def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL_S)
+        parent.join()
         os._exit(0)
 
     threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
