@@ -625,6 +625,31 @@ def test_a_tower_of_one_colour_found_in_depth_may_be_one_large_piece():
     assert describe(doubt) == "p9 may not be a piece: it and p4 may be one red large piece"
 
 
+def test_a_tower_of_one_colour_found_under_its_fitted_piece_may_be_one_large_piece():
+    """Fresh 429455: a black large fitted as a black small on top of its own depth, and the stage
+    added a black medium under it, which lifted the small onto its tip; "exactly two pieces"
+    (a yellow medium beside it) marked wrong with no flag. The tower is bottom first whichever
+    piece the stage added."""
+    from vision.towers import one_piece_doubts
+    from zendo.relations import RelationsConfig, koan_facts
+    from zendo.rules import mark_perceived, parse_rule
+
+    medium, small = tower([Spec("p8", "black", "medium"), Spec("p5", "black", "small")], (53.0, -38.0), 0)
+    beside = upright(Spec("p6", "yellow", "medium"), (75.0, -48.0), 0)
+    (doubt,) = one_piece_doubts("under", small, medium, 0.8)
+    assert (doubt["kind"], doubt["piece"], doubt["why"]) == ("absent", "p5", "one")
+    one = piece_from_dict(doubt["then"][0])
+    assert (one.id, one.color, one.size) == ("p8", "black", "large")
+    assert np.allclose(one.origin[:2], medium.origin[:2]) and float(one.vertices[:, 2].min()) == pytest.approx(0.0)
+    (on_tip,) = one_piece_doubts("on", medium, small, 0.8)  # the small added on the fitted medium's tip
+    assert on_tip["piece"] == "p5" and piece_from_dict(on_tip["then"][0]).size == "large"
+
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    koan = [beside, medium, small]
+    m = mark_perceived(parse_rule("it contains exactly two pieces"), facts(koan), koan, [doubt], facts)
+    assert m.mark == "black" and m.judgment_call
+
+
 def _lying_small(nested: bool, seed: int):
     """A green small lying on its face, alone or with a second one nested in it (a tower of two
     laid on its side), boxed as one green small: the result."""

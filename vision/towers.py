@@ -612,11 +612,8 @@ def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detec
         pieces[i] = lower
         fits[i] = replace(fits[i], piece=lower)
         pieces.append(piece)
-        doubts += same_size_tower_doubts(best, lower, piece) + floating_tower_doubts(best, lower, piece, pieces)
-        one = one_larger(lower, piece)
-        if one is not None:
-            doubts.append({"kind": "absent", "piece": piece.id, "confidence": round(p_color, 3), "why": "one",
-                           "then": [one.to_dict()]})
+        doubts += (same_size_tower_doubts(best, lower, piece) + floating_tower_doubts(best, lower, piece, pieces)
+                   + one_piece_doubts(best.where, lower, piece, p_color))
         k = len(detections)
         detections = detections.plus(box, f"{color}_{piece.size}", p_color)
         verdicts.append(v)
@@ -670,6 +667,23 @@ def floating_tower_doubts(added: Candidate, lower: Piece, upper: Piece, pieces: 
     if float(lower.vertices[:, 2].min()) < FLOATING_MM or _support(lower, pieces) is not None:
         return []
     return [{"kind": "stacked", "piece": lower.id, "where": "under"}]
+
+
+def one_piece_doubts(where: str, fitted: Piece, added: Piece, p: float) -> list[dict]:
+    """An "absent" doubt ("why": "one") on the upper piece of a tower of one colour the stage
+    completed, where the two may be one large piece (`one_larger`): without the upper piece, the
+    lower one stands as that large piece. `where` is the candidate's: "on", the piece added on
+    the fitted one's tip; "under", the piece added under the fitted one, which it lifted.
+
+    Why both ways: fresh 429455, a black large fitted as a black small on top of its own depth,
+    and the stage added a black medium under it; the tower was then taken bottom first as the
+    small under the medium, no large piece's shape, and "exactly two pieces" was marked wrong
+    with no flag."""
+    lower, upper = (added, fitted) if where == "under" else (fitted, added)
+    one = one_larger(lower, upper)
+    if one is None:
+        return []
+    return [{"kind": "absent", "piece": upper.id, "confidence": round(p, 3), "why": "one", "then": [one.to_dict()]}]
 
 
 def one_larger(lower: Piece, upper: Piece) -> Piece | None:
