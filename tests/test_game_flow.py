@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from zendo.build import Spec, upright
-from zendo.game import Event, Game, GameError
+from zendo.game import HAND_WINDOW_S, Event, Game, GameError
 from zendo.scene import Scene
 
 from server.testing import small_table
@@ -198,6 +198,81 @@ def test_katsu_on_a_marked_koan_and_its_restoring():
     assert g.public_state()["katsu"] == [{"id": k.id, "koan": "k1", "open": True}]
     g.observe(sc)  # the Master puts it back
     assert g.open_katsu("k1") is None and g.katsu[-1].how == "restored"
+
+
+def _camera(scene: Scene, hands=(), held=()) -> Scene:
+    """The scene as a camera's tracked table gives it: a perception block, with hands' footprints."""
+    return replace(scene, extra={"perception": {"doubts": [], "hands": [list(map(list, h)) for h in hands],
+                                                "held": list(held)}})
+
+
+def _square(x: float, y: float, half: float = 40.0):
+    return [(x - half, y - half), (x + half, y - half), (x + half, y + half), (x - half, y + half)]
+
+
+def _knocked(sc: Scene) -> Scene:
+    red = sc.piece("r1")
+    knocked = replace(red, position=(red.position[0] + 9.0, red.position[1] + 4.0, 0.0))
+    return sc.with_pieces(knocked if p.id == "r1" else p for p in sc.pieces)
+
+
+def _camera_game(clock):
+    g = Game("t", clock=lambda: clock[0])
+    g.observe(_camera(small_table()))
+    g.set_rule(RED)
+    for k in g.active_koans():
+        g.mark(k.id)
+    return g
+
+
+def test_a_marked_koan_a_camera_reads_changed_with_no_hand_near_is_told_to_the_master_alone():
+    """Nothing but a hand moves a piece: on a still table a change is the camera's own reading (a
+    piece read late, or dropped), so no one calls katsu; the Master sees it and may."""
+    clock = [100.0]
+    g = _camera_game(clock)
+    (ev,) = [e for e in g.observe(_camera(_knocked(small_table()))) if e.type == "katsu"]
+    assert not ev.public and g.public_state()["katsu"] == []
+    (k,) = g.master_state()["katsu_detail"]
+    assert k["open"] and k["koan"] == "k1" and k["public"] is False
+    restored = [e for e in g.observe(_camera(small_table())) if e.type == "katsu_resolved"]
+    assert g.open_katsu("k1") is None and [e.public for e in restored] == [False]  # it clears as quietly
+
+
+def test_katsu_is_called_to_everyone_where_a_hand_came_near_the_koan_just_before():
+    clock = [100.0]
+    g = _camera_game(clock)
+    g.observe(_camera(small_table(), hands=[_square(-60.0, 90.0)]))  # over the table, 50 mm from k1's red
+    clock[0] += HAND_WINDOW_S - 1.0  # the hand has gone; the tracker shows the change since
+    (ev,) = [e for e in g.observe(_camera(_knocked(small_table()))) if e.type == "katsu"]
+    assert ev.public and g.public_state()["katsu"] == [{"id": ev.data["katsu"], "koan": "k1", "open": True}]
+
+
+def test_a_hand_holding_a_koans_piece_is_near_it():
+    clock = [100.0]
+    g = _camera_game(clock)
+    g.observe(_camera(small_table(), held=["y1"]))
+    assert [e.public for e in g.observe(_camera(_knocked(small_table()))) if e.type == "katsu"] == [True]
+
+
+@pytest.mark.parametrize("where, later", [((-60.0, 200.0), 0.5), ((-60.0, 90.0), HAND_WINDOW_S + 0.5)],
+                         ids=["a hand far off", "a hand long gone"])
+def test_a_hand_far_from_the_koan_or_long_gone_calls_no_katsu(where, later):
+    clock = [100.0]
+    g = _camera_game(clock)
+    g.observe(_camera(small_table(), hands=[_square(*where)]))
+    clock[0] += later
+    assert [e.public for e in g.observe(_camera(_knocked(small_table()))) if e.type == "katsu"] == [False]
+
+
+def test_a_masters_notice_a_hand_then_changes_further_is_called_as_katsu():
+    clock = [100.0]
+    g = _camera_game(clock)
+    g.observe(_camera(_knocked(small_table())))  # the Master's alone
+    sc = small_table()
+    gone = Scene(tuple(p for p in _knocked(sc).pieces if p.id != "y1"), sc.stones)
+    g.observe(_camera(gone, hands=[_square(-60.0, 30.0)]))
+    assert g.public_state()["katsu"] and g.master_state()["katsu_detail"][0]["public"] is True
+    assert Game.replay([e.to_dict() for e in g.events]).public_state()["katsu"] == g.public_state()["katsu"]
 
 
 def test_moving_a_whole_koan_is_not_katsu():

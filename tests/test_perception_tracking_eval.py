@@ -63,6 +63,22 @@ def test_a_katsu_the_game_raises_on_a_still_table_after_the_master_marked_is_fal
     assert score.tallies()["game_katsu"] == 1
 
 
+def test_a_change_on_a_cameras_still_table_is_told_to_the_master_alone_and_counted_apart():
+    """The tracked table carries its perception block; with no hand near the koan the game tells
+    the Master alone, which is no false katsu at the table but is counted as what it is."""
+    def cam(pieces, t_ms):
+        f = _frame(pieces, t_ms)
+        f.tracked = replace(f.tracked, extra={"perception": {"doubts": [], "hands": [], "held": []}})
+        return f
+
+    score = StreamScore(_truth())
+    for t_ms in (0.0, MARK_AT_MS, MARK_AT_MS + 167):
+        score.add(cam(PIECES, t_ms), np.eye(4))
+    score.add(cam(PIECES[:1], MARK_AT_MS + 333), np.eye(4))
+    t = score.tallies()
+    assert t["game_katsu"] == 0 and t["game_katsu_master_only"] == 1
+
+
 def test_zendo_eval_tracking_records_still_tables_and_scores_them(tmp_path):
     out = tmp_path / "rec"
     res = CliRunner().invoke(main, ["eval-tracking", "--make", str(out), "--n", "1", "--frames", "3", "--seed", "7",

@@ -129,7 +129,8 @@ class StreamScore:
         self.t = Counter()
         self.last_track: dict[tuple[bool, int], str] = {}  # (after?, truth index) -> the track id it was last shown as
         self.settled_ms: dict[str, float] = {}
-        self.game = Game("eval-tracking", clock=lambda: 0.0)  # the dashboard's game, fed the tracked table
+        self.now_s = 0.0  # the recording's clock: the game tells a hand's katsu by how long ago it came
+        self.game = Game("eval-tracking", clock=lambda: self.now_s)  # the dashboard's game, fed the tracked table
         self.marked = False
         self.target_tracks: set[str] = set()  # tracked ids of the hand's koan when the Master marked
         self.true_katsu: dict[str, dict] = {}  # "game"/"tracker" -> the first katsu on the hand's koan after the change
@@ -185,16 +186,21 @@ class StreamScore:
 
     def _play(self, tracked, t_ms: float, pairs: list[tuple[str, str]]) -> None:
         """The tracked table into the game as the dashboard's feed gives it; on the first frame
-        from MARK_AT_MS on, the Master marks every koan on it."""
+        from MARK_AT_MS on, the Master marks every koan on it. A katsu called to everyone counts;
+        one told to the Master alone (no hand came near the koan) is counted apart, and counts
+        once a hand's change calls it."""
+        self.now_s = t_ms / 1000.0
         events = self.game.observe(tracked)
         if self.marked:
             for e in events:
-                if e.type == "katsu":
+                if e.type == "katsu" and not e.public:
+                    self.t["game_katsu_master_only"] += 1
+                elif e.type == "katsu" or (e.type == "katsu_changed" and e.secret.get("called")):
                     self.t["game_katsu"] += 1
                     k = self.game.koans[e.data["koan"]]
                     if self._is_true(k.piece_ids, "game", t_ms, {"katsu": e.data["katsu"]}):
                         self.t["game_katsu_true"] += 1
-                elif e.type == "katsu_changed":  # a false alert already open there shows the change
+                elif e.type == "katsu_changed" and e.public:  # a false alert already open there shows the change
                     self._is_true(self.game.koans[e.data["koan"]].piece_ids, "game", t_ms,
                                   {"katsu": e.data["katsu"], "already_open": True})
                 elif e.type == "koan_removed" and self.game.koans[e.data["koan"]].mark is not None:
@@ -231,7 +237,7 @@ class StreamScore:
         return out
 
     def tallies(self) -> dict:
-        counted = ("katsu", "katsu_true", "game_katsu", "game_katsu_true", "game_marked_broken")
+        counted = ("katsu", "katsu_true", "game_katsu", "game_katsu_true", "game_katsu_master_only", "game_marked_broken")
         out = {**self.t, **{k: self.t[k] for k in counted}, "settled": len(self.settled_ms),
                "koans": len(self.truth["scene"].get("koans", [])) or None,
                "first_settled_ms": min(self.settled_ms.values(), default=None)}
@@ -299,6 +305,8 @@ def summarise(per: list[dict]) -> dict:
         "recordings_with_false_katsu": sum(1 for p in per if p["katsu"] > p.get("katsu_true", 0)),
         "game_false_katsu": tot["game_katsu"] - tot["game_katsu_true"],
         "game_recordings_with_false_katsu": sum(1 for p in per if p.get("game_katsu", 0) > p.get("game_katsu_true", 0)),
+        "game_master_only_katsu": tot["game_katsu_master_only"],
+        "game_recordings_with_master_only_katsu": sum(1 for p in per if p.get("game_katsu_master_only", 0)),
         "game_marked_koans_broken_down": tot["game_marked_broken"],
         "recordings_settled": len(settled),
         "first_settled_ms_median": float(np.median(settled)) if settled else None,
@@ -393,7 +401,8 @@ def format_table(s: dict) -> str:
         rows.append(f"{label:24}{str(s['shown'][key]):>18}{str(s['read'][key]):>18}")
     rows.append(f"id changes of a piece: {s['id_changes']}; false katsu: tracker {s['false_katsu']} "
                 f"(in {s['recordings_with_false_katsu']} recordings), game {s['game_false_katsu']} "
-                f"(in {s['game_recordings_with_false_katsu']})")
+                f"(in {s['game_recordings_with_false_katsu']}); told the Master alone, no hand near: "
+                f"{s.get('game_master_only_katsu', 0)} (in {s.get('game_recordings_with_master_only_katsu', 0)})")
     rows.append(f"settled: {s['recordings_settled']} of {s['recordings']} recordings, first koan settled at "
                 f"{s['first_settled_ms_median']} ms (median)")
     hands = s.get("hands")

@@ -23,6 +23,7 @@ import numpy as np
 
 from .doubts import FactsCache, describe as describe_doubt, doubt_key, doubts_for
 from .facts import KoanFacts, Predicate
+from .geometry import hull_signed_distance
 from .koans import split_koans
 from .relations import RelationsConfig, koan_facts
 from .scene import Piece, Scene, scene_from_dict
@@ -33,6 +34,16 @@ MARKS = (WHITE, BLACK)
 #: A marked koan whose pieces move by more than this (after the best move of the whole koan
 #: along the table) has been disturbed: katsu.
 KATSU_MM = 3.0
+
+#: On a camera's table a marked koan read differently is katsu, called to everyone, only where a
+#: hand came within HAND_NEAR_MM of it (its footprint on the table, or holding one of its pieces)
+#: in the HAND_WINDOW_S before; otherwise the Master alone is told. Why: nothing but a hand moves
+#: a piece, and on still tables every change the camera reads is its own (a piece read late, one
+#: dropped, a class vote turned: 7 false katsu on 4 of 12 recordings of 10 s, 550000-). A hand
+#: putting a piece down within the koan gap covers that spot; the window spans the hand's stay
+#: and the tracker's confirmation after it has gone (docs/perception.md, "Katsu and hands").
+HAND_NEAR_MM = 45.0
+HAND_WINDOW_S = 5.0
 
 MAX_NAME = 40
 MAX_TEXT = 500
@@ -192,6 +203,7 @@ class Katsu:
     after: list[dict]
     open: bool = True
     how: str | None = None
+    public: bool = True  # False: no hand came near, so only the Master was told (the camera may have misread it)
 
 
 def _piece_dicts(pieces: Iterable[Piece]) -> list[dict]:
@@ -280,6 +292,7 @@ class Game:
         self.loose_doubts: list[dict] = []  # the camera's latest "missed" doubts far from every koan (not logged)
         self.hands_in_view = 0  # hands the camera sees over the table now (vision/hands.py; not logged)
         self.hands_over: list[str] = []  # the koans whose pieces a hand hides now, held as they were (not logged)
+        self._hand_seen: dict[str, float] = {}  # koan id -> when a hand last came near it (clock; not logged)
         self.koan_count = 0
         self.mondo: Mondo | None = None
         self.requests: list[dict] = []  # "Master!" calls waiting for a mark
@@ -408,6 +421,8 @@ class Game:
         unmarked, koans broken down, katsu on marked koans, stones beside each koan."""
         out: list[Event] = []
         groups = split_koans(scene)
+        perception = scene.extra.get("perception")
+        self._note_hands(perception)
         seen_doubts = list(scene.extra.get("perception", {}).get("doubts", []))
         # places the camera saw something it could not read, away from every koan: the Master's eyes only
         self.loose_doubts = [d for d in seen_doubts if d["kind"] == "missed" and not doubts_for(scene.pieces, [d])]
@@ -442,7 +457,7 @@ class Game:
                 if not _same_pieces(rec.pieces, pieces):  # still being built, or rebuilt: no katsu
                     out.append(self.emit("koan_changed", {"koan": k, "pieces": pieces}, doubts(pieces)))
             else:
-                out.extend(self._check_disturbed(rec, pieces))
+                out.extend(self._check_disturbed(rec, pieces, by_hand=perception is None or self._touched(k)))
         for n, g in enumerate(groups):
             kid = group_koan[n]
             if kid is None:
@@ -463,24 +478,49 @@ class Game:
                                  key=_koan_order)
         return out
 
-    def _check_disturbed(self, rec: KoanRecord, now: list[dict]) -> list[Event]:
+    def _note_hands(self, perception: Mapping | None) -> None:
+        """When a hand last came near each active koan: a camera's hands (their footprints on the
+        table, vision/hands.py) within HAND_NEAR_MM of its pieces, or holding one of them."""
+        if not perception:
+            return
+        feet = [np.asarray(f, float).reshape(-1, 2) for f in perception.get("hands") or () if len(f)]
+        held = set(perception.get("held") or ())
+        if not feet and not held:
+            return
+        now = self.clock()
+        for rec in self.active_koans():
+            if held & set(rec.piece_ids) or any(_near(rec.scene().pieces, f) for f in feet):
+                self._hand_seen[rec.id] = now
+
+    def _touched(self, koan_id: str) -> bool:
+        """A hand came near the koan in the last HAND_WINDOW_S."""
+        seen = self._hand_seen.get(koan_id)
+        return seen is not None and self.clock() - seen <= HAND_WINDOW_S
+
+    def _check_disturbed(self, rec: KoanRecord, now: list[dict], by_hand: bool = True) -> list[Event]:
+        """Katsu on a marked koan whose pieces changed; called to everyone only `by_hand` (a hand
+        came near it, or the table is no camera's), else told to the Master alone."""
         open_k = self.open_katsu(rec.id)
         if _same_pieces(rec.pieces, now):
             if open_k:
-                return [self.emit("katsu_resolved", {"katsu": open_k.id, "koan": rec.id, "how": "restored"})]
+                return [self.emit("katsu_resolved", {"katsu": open_k.id, "koan": rec.id, "how": "restored"},
+                                  public=open_k.public)]
             return []
         if same_arrangement(rec.pieces, now):
             ev = [self.emit("koan_moved", {"koan": rec.id, "pieces": now})]
             if open_k:
-                ev.append(self.emit("katsu_resolved", {"katsu": open_k.id, "koan": rec.id, "how": "restored"}))
+                ev.append(self.emit("katsu_resolved", {"katsu": open_k.id, "koan": rec.id, "how": "restored"},
+                                    public=open_k.public))
             return ev
         if open_k:
             if _same_pieces(open_k.after, now):
                 return []
+            called = by_hand and not open_k.public  # a hand has come since: now everyone is told
             return [self.emit("katsu_changed", {"katsu": open_k.id, "koan": rec.id},
-                              {"after": now})]
+                              {"after": now, **({"called": True} if called else {})}, public=open_k.public or by_hand)]
         return [self.emit("katsu", {"katsu": len(self.katsu) + 1, "koan": rec.id},
-                          {"before": rec.pieces, "after": now})]
+                          {"before": rec.pieces, "after": now, **({} if by_hand else {"no_hand": True})},
+                          public=by_hand)]
 
     def open_katsu(self, koan_id: str) -> Katsu | None:
         for k in self.katsu:
@@ -522,17 +562,20 @@ class Game:
         self.koans[data["koan"]].stones_read = list(data["stones"])
 
     def _on_katsu(self, data, secret):
-        self.katsu.append(Katsu(data["katsu"], data["koan"], secret.get("before", []), secret.get("after", [])))
+        self.katsu.append(Katsu(data["katsu"], data["koan"], secret.get("before", []), secret.get("after", []),
+                                public=not secret.get("no_hand")))
 
     def _on_katsu_changed(self, data, secret):
         for k in self.katsu:
             if k.id == data["katsu"]:
                 k.after = secret.get("after", k.after)
+                k.public = k.public or bool(secret.get("called"))
 
     def katsu_accept(self, katsu_id: int) -> None:
         """The Master takes the disturbed koan as it now stands (the koan keeps its mark: audit it)."""
         k = self._katsu(katsu_id)
-        self.emit("katsu_resolved", {"katsu": k.id, "koan": k.koan_id, "how": "accepted"}, {"pieces": k.after})
+        self.emit("katsu_resolved", {"katsu": k.id, "koan": k.koan_id, "how": "accepted"}, {"pieces": k.after},
+                  public=k.public)
 
     def _katsu(self, katsu_id: int) -> Katsu:
         for k in self.katsu:
@@ -952,7 +995,7 @@ class Game:
             "requests": [dict(r) for r in self.requests],
             "mondo": mondo,
             "guesses": [_public_guess(g) for g in self.guesses[-20:]],
-            "katsu": [{"id": k.id, "koan": k.koan_id, "open": k.open} for k in self.katsu if k.open],
+            "katsu": [{"id": k.id, "koan": k.koan_id, "open": k.open} for k in self.katsu if k.open and k.public],
             "answers": list(self.answers[-10:]),
             "winner": self.winner,
             "rule": finished_rule,
@@ -995,10 +1038,15 @@ class Game:
         st["camera_doubts"] = [{**d, "text": describe_doubt(d)} for d in self.loose_doubts]
         st["hands_in_view"] = self.hands_in_view
         st["hands_over"] = self.hands_over
-        st["katsu_detail"] = [{"id": k.id, "koan": k.koan_id, "open": k.open, "how": k.how,
+        st["katsu_detail"] = [{"id": k.id, "koan": k.koan_id, "open": k.open, "how": k.how, "public": k.public,
                                "before": k.before, "after": k.after} for k in self.katsu]
         st["guesses"] = [{**_public_guess(g), "official": g.status == "official"} for g in self.guesses[-20:]]
         return st
+
+
+def _near(pieces: Iterable[Piece], foot: np.ndarray) -> bool:
+    """Some piece's corner or tip lies within HAND_NEAR_MM of a hand's footprint (a convex polygon)."""
+    return any(hull_signed_distance(foot - v[:2]) >= -HAND_NEAR_MM for p in pieces for v in p.vertices)
 
 
 def _same_pieces(before: list[dict], after: list[dict], tol: float = 0.05) -> bool:

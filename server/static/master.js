@@ -179,8 +179,10 @@
         (row && row.proposed ? ` The rule says ${row.proposed}.` : "");
     }
     // katsu
+    // a change no hand came near is the Master's alone: the camera may have read the koan anew
     const alerts = s.katsu_detail.filter((k) => k.open).map((k) => Z.el("div", { class: "card alert" },
-      Z.el("h2", {}, `Katsu! Koan ${k.koan} was disturbed`),
+      Z.el("h2", {}, k.public ? `Katsu! Koan ${k.koan} was disturbed` : `Koan ${k.koan} reads differently now`),
+      k.public ? null : Z.el("p", { class: "hint" }, "No hand came near it, so the students were not told: the camera may have misread it. Look at the table; if it was disturbed, call katsu."),
       Z.el("div", { class: "pics" },
         Z.el("figure", {}, Z.el("img", { src: `/master/api/katsu/${k.id}/before.png?v=${s.version}`, alt: "before" }), Z.el("figcaption", {}, "before")),
         Z.el("figure", {}, Z.el("img", { src: `/master/api/katsu/${k.id}/after.png?v=${s.version}`, alt: "after" }), Z.el("figcaption", {}, "now"))),
