@@ -83,7 +83,9 @@ def describe(ev: Event, master: bool) -> str:
         return f"{d.get('player') or 'A student'} asks; the Master answers: {d.get('answer')}"
     if t == "ruling":
         return f"The Master rules on {s.get('koan')}: {' '.join(map(str, s.get('key', [])))} = {s.get('value')}"
-    if t == "katsu":
+    if t == "katsu" and not ev.public:  # zendo.game: no hand came near it
+        return f"Koan {d['koan']} reads differently now; no hand came near it (told to the Master alone)"
+    if t == "katsu" or (t == "katsu_changed" and s.get("called")):
         return f"Katsu! Koan {d['koan']} was disturbed"
     if t == "katsu_changed":
         return f"Koan {d['koan']} is disturbed further"

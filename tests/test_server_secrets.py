@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from server.testing import JsonClient, make_app
+from zendo.scene import Scene
 
 TOUCH = "a koan has the buddha nature if it contains at least one piece touching another piece"
 RED = "a koan has the buddha nature if it contains a red piece"
@@ -148,3 +149,32 @@ def test_a_finished_games_replay_keeps_judgment_calls_and_rulings_secret():
         assert word not in text
     assert all(s["seq"] is None for s in steps)
     assert [s["at"] for s in steps] == list(range(1, len(steps) + 1))  # no gaps where secret events were
+
+
+def test_a_change_told_to_the_master_alone_stays_out_of_a_students_replay():
+    """A marked koan a camera reads differently with no hand near it is the Master's alone
+    (zendo.game): in a replay students never see it, the Master reads it for what it was."""
+    from dataclasses import replace
+
+    from server.replay import replay_steps
+    from server.testing import small_table
+    from zendo.game import Game
+    from zendo.store import Store
+
+    def camera(scene):
+        return replace(scene, extra={"perception": {"doubts": [], "hands": [], "held": []}})
+
+    store = Store()
+    gid = store.new_game(title="t")
+    g = Game(gid)
+    g.listeners.append(lambda ev: store.append(gid, ev))
+    g.observe(camera(small_table()))
+    g.set_rule(RED)
+    g.mark("k1")
+    sc = small_table()
+    g.observe(camera(Scene(tuple(p for p in sc.pieces if p.id != "y1"), sc.stones)))
+    assert [k["public"] for k in g.master_state()["katsu_detail"]] == [False]
+    students = " ".join(s["text"] for s in replay_steps(store, gid, master=False)["steps"])
+    master = " ".join(s["text"] for s in replay_steps(store, gid, master=True)["steps"])
+    assert "reads differently" not in students and "Katsu" not in students and "disturbed" not in students
+    assert "Koan k1 reads differently now; no hand came near it" in master
