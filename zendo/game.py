@@ -423,10 +423,10 @@ class Game:
         groups = split_koans(scene)
         perception = scene.extra.get("perception")
         self._note_hands(perception)
-        seen_doubts = list(scene.extra.get("perception", {}).get("doubts", []))
+        seen_doubts = list((perception or {}).get("doubts", []))
         # places the camera saw something it could not read, away from every koan: the Master's eyes only
         self.loose_doubts = [d for d in seen_doubts if d["kind"] == "missed" and not doubts_for(scene.pieces, [d])]
-        self.hands_in_view = len(scene.extra.get("perception", {}).get("hands") or ())
+        self.hands_in_view = len((perception or {}).get("hands") or ())
 
         def doubts(pieces: list[dict]) -> dict:
             """The camera's doubts about these pieces: secret, the Master's alone."""
@@ -473,7 +473,7 @@ class Game:
         for rec in list(self.koans.values()):
             if rec.active and rec.id not in now and rec.id not in group_koan:
                 out.append(self.emit("koan_removed", {"koan": rec.id}))
-        held = set(scene.extra.get("perception", {}).get("held") or ())
+        held = set((perception or {}).get("held") or ())
         self.hands_over = sorted((k.id for k in self.koans.values() if k.active and held & set(k.piece_ids)),
                                  key=_koan_order)
         return out
