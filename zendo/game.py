@@ -40,10 +40,11 @@ KATSU_MM = 3.0
 #: in the HAND_WINDOW_S before; otherwise the Master alone is told. Why: nothing but a hand moves
 #: a piece, and on still tables every change the camera reads is its own (a piece read late, one
 #: dropped, a class vote turned: 7 false katsu on 4 of 12 recordings of 10 s, 550000-). A hand
-#: putting a piece down within the koan gap covers that spot; the window spans the hand's stay
-#: and the tracker's confirmation after it has gone (docs/perception.md, "Katsu and hands").
+#: putting a piece down within the koan gap covers that spot; the window spans the tracker's
+#: confirmation after the hand has gone: on 580000- every change was raised with 2 s, one missed
+#: with 1 s (docs/perception.md, "Katsu and hands").
 HAND_NEAR_MM = 45.0
-HAND_WINDOW_S = 5.0
+HAND_WINDOW_S = 3.0
 
 MAX_NAME = 40
 MAX_TEXT = 500
