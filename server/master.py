@@ -211,6 +211,13 @@ def katsu_accept(kid: int):
     return jsonify({"ok": True})
 
 
+@bp.post("/api/katsu/<int:kid>/call")
+def katsu_call(kid: int):
+    svc = service()
+    svc.act(svc.game.katsu_call, kid)
+    return jsonify({"ok": True})
+
+
 @bp.post("/api/katsu/<int:kid>/restore")
 def katsu_restore(kid: int):
     service().restore(kid)

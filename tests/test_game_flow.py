@@ -275,6 +275,17 @@ def test_a_masters_notice_a_hand_then_changes_further_is_called_as_katsu():
     assert Game.replay([e.to_dict() for e in g.events]).public_state()["katsu"] == g.public_state()["katsu"]
 
 
+def test_the_master_who_looked_calls_katsu_on_a_change_told_to_them_alone():
+    clock = [100.0]
+    g = _camera_game(clock)
+    g.observe(_camera(_knocked(small_table())))
+    (k,) = g.master_state()["katsu_detail"]
+    g.katsu_call(k["id"])
+    assert g.public_state()["katsu"] == [{"id": k["id"], "koan": "k1", "open": True}] and g.events[-1].public
+    with pytest.raises(GameError, match="called already"):
+        g.katsu_call(k["id"])
+
+
 def test_moving_a_whole_koan_is_not_katsu():
     from zendo.build import translate, turn
 

@@ -232,6 +232,7 @@ def test_demo_table_controls_katsu_and_the_audit(app, master):
     assert master.get(f"/master/api/katsu/{k['id']}/after.png").mimetype == "image/png"
     assert master.get(f"/master/api/katsu/{k['id']}/sideways.png").status_code == 404
     assert app.test_client().get("/api/state").get_json()["katsu"][0]["koan"] == "k1"
+    assert k["public"] is True and master.post(f"/master/api/katsu/{k['id']}/call").status_code == 400  # the demo's is called
     assert master.post(f"/master/api/katsu/{k['id']}/restore").status_code == 200
     assert not [x for x in master.get("/master/api/state").get_json()["katsu_detail"] if x["open"]]
     master.post("/master/api/demo/disturb", {"koan": "k1"})

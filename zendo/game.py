@@ -578,6 +578,13 @@ class Game:
         self.emit("katsu_resolved", {"katsu": k.id, "koan": k.koan_id, "how": "accepted"}, {"pieces": k.after},
                   public=k.public)
 
+    def katsu_call(self, katsu_id: int) -> None:
+        """The Master calls katsu on a change told to them alone (they looked: it was disturbed)."""
+        k = self._katsu(katsu_id)
+        if k.public:
+            raise GameError(f"katsu {k.id} has been called already")
+        self.emit("katsu_changed", {"katsu": k.id, "koan": k.koan_id}, {"after": k.after, "called": True})
+
     def _katsu(self, katsu_id: int) -> Katsu:
         for k in self.katsu:
             if k.id == katsu_id and k.open:

@@ -187,6 +187,7 @@
         Z.el("figure", {}, Z.el("img", { src: `/master/api/katsu/${k.id}/before.png?v=${s.version}`, alt: "before" }), Z.el("figcaption", {}, "before")),
         Z.el("figure", {}, Z.el("img", { src: `/master/api/katsu/${k.id}/after.png?v=${s.version}`, alt: "after" }), Z.el("figcaption", {}, "now"))),
       Z.el("div", { class: "buttons" },
+        k.public ? null : Z.el("button", { onclick: () => act(`/master/api/katsu/${k.id}/call`) }, "Call katsu"),
         s.editable ? Z.el("button", { class: "primary", onclick: () => act(`/master/api/katsu/${k.id}/restore`) }, "Restore it") : Z.el("span", { class: "hint" }, "Restore the koan as it was; the alert clears when the table matches."),
         Z.el("button", { onclick: () => act(`/master/api/katsu/${k.id}/accept`) }, "Take it as it stands"))));
     const keep = [...$("alerts").querySelectorAll('[role="alert"]')];
