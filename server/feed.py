@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections import deque
 from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 
 from zendo.facts import DEFAULT_BAND, PERCEPTION_BAND
+from zendo.game import HAND_WINDOW_S
 from zendo.koans import split_koans
 from zendo.scene import Piece, Scene, SceneError, Stone, validate
 
@@ -196,6 +199,31 @@ class SceneFeed(TableFeed):
             self._set(Scene(tuple(p for p in self._scene.pieces if p.id not in ids) + back, self._scene.stones))
 
 
+class RecentHands:
+    """The hands a camera's feed read in the last HAND_WINDOW_S, each with when (`time.time`, the
+    game's clock), its footprints and the pieces it held, for the scene's perception block
+    ("hands_seen"). Why: the game looks at the table only when a page asks (about once a second),
+    and a hand's visit can fall between two looks; katsu is called to everyone only where a hand
+    came near the koan (zendo.game), so a missed visit would keep a real knock from the students."""
+
+    def __init__(self, window_s: float = HAND_WINDOW_S):
+        self.window_s = window_s
+        self._seen: deque[dict] = deque()
+
+    def scene_with(self, scene: Scene, now: float) -> Scene:
+        """`scene` with the hands read since `now - window_s` (this one's included)."""
+        per = scene.extra.get("perception")
+        if per is None:
+            return scene
+        if per.get("hands") or per.get("held"):
+            self._seen.append({"at": round(now, 3), "hands": per.get("hands") or [], "held": per.get("held") or []})
+        while self._seen and now - self._seen[0]["at"] > self.window_s:
+            self._seen.popleft()
+        if not self._seen:
+            return scene
+        return replace(scene, extra={**scene.extra, "perception": {**per, "hands_seen": list(self._seen)}})
+
+
 class FrameFeed(TableFeed):
     """Frames from a camera or a recording; the scene from `perceive(frame)` when given.
 
@@ -221,6 +249,7 @@ class FrameFeed(TableFeed):
         self._version = 1
         self._image_version = 0
         self._status = None if self.perceive else "no perception pipeline yet: the table shows as a picture only"
+        self._hands = RecentHands()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="frame-feed")
@@ -238,6 +267,7 @@ class FrameFeed(TableFeed):
                     self._status = f"perception failed on frame {frame.index}: {first}"
                 elif out is not None:
                     scene, project = out if isinstance(out, tuple) else (out, self._project)
+                    scene = self._hands.scene_with(scene, time.time())
                 with self._lock:
                     if scene.to_dict() != self._scene.to_dict():
                         self._version += 1

@@ -275,6 +275,17 @@ def test_a_masters_notice_a_hand_then_changes_further_is_called_as_katsu():
     assert Game.replay([e.to_dict() for e in g.events]).public_state()["katsu"] == g.public_state()["katsu"]
 
 
+@pytest.mark.parametrize("ago, called", [(2.0, True), (HAND_WINDOW_S + 1.0, False)])
+def test_a_hand_the_feed_read_between_two_looks_of_the_game_counts_when_it_was_read(ago, called):
+    """The game looks at the table when a page asks; the feed hands on what it read meanwhile."""
+    clock = [100.0]
+    g = _camera_game(clock)
+    seen = [{"at": clock[0] - ago, "hands": [_square(-60.0, 90.0)], "held": []}]
+    knocked = _camera(_knocked(small_table()))
+    knocked.extra["perception"]["hands_seen"] = seen
+    assert [e.public for e in g.observe(knocked) if e.type == "katsu"] == [called]
+
+
 def test_the_master_who_looked_calls_katsu_on_a_change_told_to_them_alone():
     clock = [100.0]
     g = _camera_game(clock)

@@ -79,3 +79,49 @@ def test_perception_workers_that_cannot_start_are_told_as_perception_stopping(tm
         assert feed.status() == f"perception stopped: {tmp_path / 'gone.pt'}: no detector weights"
     finally:
         feed.close()
+
+
+def test_a_camera_feed_hands_on_the_hands_it_read_in_the_last_seconds():
+    """The game looks at the table about once a second; a hand's visit between two looks must
+    still reach it (zendo.game calls katsu only where a hand came near)."""
+    from dataclasses import replace
+
+    from server.feed import RecentHands
+    from server.testing import small_table
+    from zendo.game import HAND_WINDOW_S
+
+    hand = [[0.0, 0.0], [80.0, 0.0], [80.0, 80.0]]
+    table = small_table()
+    cam = lambda **per: replace(table, extra={"perception": {"doubts": [], "hands": [], "held": [], **per}})  # noqa: E731
+    recent = RecentHands()
+    assert "hands_seen" not in recent.scene_with(cam(), 10.0).extra["perception"]  # none yet
+    recent.scene_with(cam(hands=[hand], held=["r1"]), 11.0)
+    later = recent.scene_with(cam(), 11.0 + HAND_WINDOW_S - 0.5).extra["perception"]["hands_seen"]
+    assert later == [{"at": 11.0, "hands": [hand], "held": ["r1"]}]
+    assert "hands_seen" not in recent.scene_with(cam(), 11.0 + HAND_WINDOW_S + 0.5).extra["perception"]
+    assert recent.scene_with(table, 12.0) is table  # no camera's table: nothing to add
+
+
+def test_the_recording_feed_passes_a_hand_read_once_to_the_frames_after_it():
+    from dataclasses import replace
+
+    from server.feed import FrameFeed
+    from server.testing import small_table
+
+    hand = [[0.0, 0.0], [80.0, 0.0], [80.0, 80.0]]
+    first = []
+
+    def perceive(frame):
+        per = {"doubts": [], "hands": [] if first else [hand], "held": []}
+        first.append(frame.index)
+        return replace(small_table(), extra={"perception": per})
+
+    feed = FrameFeed(str(DEMO_RECORDING), perceive=perceive, every=1)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(first) < 3:
+            time.sleep(0.05)
+        per = feed.scene().extra["perception"]
+        assert len(first) >= 3 and per["hands"] == [] and [s["hands"] for s in per["hands_seen"]] == [[hand]]
+    finally:
+        feed.close()

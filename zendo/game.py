@@ -481,17 +481,22 @@ class Game:
 
     def _note_hands(self, perception: Mapping | None) -> None:
         """When a hand last came near each active koan: a camera's hands (their footprints on the
-        table, vision/hands.py) within HAND_NEAR_MM of its pieces, or holding one of them."""
+        table, vision/hands.py) within HAND_NEAR_MM of its pieces, or holding one of them; those
+        of this scene, and those a feed read since it last showed one ("hands_seen", each with
+        when: server.feed.RecentHands)."""
         if not perception:
             return
-        feet = [np.asarray(f, float).reshape(-1, 2) for f in perception.get("hands") or () if len(f)]
-        held = set(perception.get("held") or ())
-        if not feet and not held:
-            return
         now = self.clock()
-        for rec in self.active_koans():
-            if held & set(rec.piece_ids) or any(_near(rec.scene().pieces, f) for f in feet):
-                self._hand_seen[rec.id] = now
+        sightings = [*(perception.get("hands_seen") or ()),
+                     {"at": now, "hands": perception.get("hands") or (), "held": perception.get("held") or ()}]
+        for seen in sightings:
+            feet = [np.asarray(f, float).reshape(-1, 2) for f in seen["hands"] if len(f)]
+            held = set(seen["held"])
+            if not feet and not held:
+                continue
+            for rec in self.active_koans():
+                if held & set(rec.piece_ids) or any(_near(rec.scene().pieces, f) for f in feet):
+                    self._hand_seen[rec.id] = max(self._hand_seen.get(rec.id, float(seen["at"])), float(seen["at"]))
 
     def _touched(self, koan_id: str) -> bool:
         """A hand came near the koan in the last HAND_WINDOW_S."""
