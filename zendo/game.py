@@ -294,6 +294,7 @@ class Game:
         self.hands_in_view = 0  # hands the camera sees over the table now (vision/hands.py; not logged)
         self.hands_over: list[str] = []  # the koans whose pieces a hand hides now, held as they were (not logged)
         self._hand_seen: dict[str, float] = {}  # koan id -> when a hand last came near it (clock; not logged)
+        self._hands_read_to = float("-inf")  # the newest of a feed's "hands_seen" already read (not logged)
         self.koan_count = 0
         self.mondo: Mondo | None = None
         self.requests: list[dict] = []  # "Master!" calls waiting for a mark
@@ -481,22 +482,28 @@ class Game:
 
     def _note_hands(self, perception: Mapping | None) -> None:
         """When a hand last came near each active koan: a camera's hands (their footprints on the
-        table, vision/hands.py) within HAND_NEAR_MM of its pieces, or holding one of them; those
-        of this scene, and those a feed read since it last showed one ("hands_seen", each with
-        when: server.feed.RecentHands)."""
+        table, vision/hands.py) within HAND_NEAR_MM of its pieces, or holding one of them. A
+        feed's "hands_seen" (server.feed.RecentHands) holds every hand it read in the last
+        HAND_WINDOW_S, this scene's among them, each with when; a sighting is read once, for the
+        feed sends it again with every scene until it is that old."""
         if not perception:
             return
-        now = self.clock()
-        sightings = [*(perception.get("hands_seen") or ()),
-                     {"at": now, "hands": perception.get("hands") or (), "held": perception.get("held") or ()}]
+        kept = perception.get("hands_seen")
+        if kept is None:
+            sightings = [{"at": self.clock(), "hands": perception.get("hands") or (), "held": perception.get("held") or ()}]
+        else:
+            sightings = [s for s in kept if float(s["at"]) > self._hands_read_to]
+            self._hands_read_to = max([self._hands_read_to, *(float(s["at"]) for s in kept)])
+        sightings = [s for s in sightings if s["hands"] or s["held"]]
+        if not sightings:
+            return
+        koans = [(rec.id, set(rec.piece_ids), rec.scene().pieces) for rec in self.active_koans()]
         for seen in sightings:
+            at, held = float(seen["at"]), set(seen["held"])
             feet = [np.asarray(f, float).reshape(-1, 2) for f in seen["hands"] if len(f)]
-            held = set(seen["held"])
-            if not feet and not held:
-                continue
-            for rec in self.active_koans():
-                if held & set(rec.piece_ids) or any(_near(rec.scene().pieces, f) for f in feet):
-                    self._hand_seen[rec.id] = max(self._hand_seen.get(rec.id, float(seen["at"])), float(seen["at"]))
+            for kid, ids, pieces in koans:
+                if held & ids or any(_near(pieces, f) for f in feet):
+                    self._hand_seen[kid] = max(self._hand_seen.get(kid, at), at)
 
     def _touched(self, koan_id: str) -> bool:
         """A hand came near the koan in the last HAND_WINDOW_S."""
