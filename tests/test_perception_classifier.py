@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -138,6 +140,9 @@ def test_a_stone_the_classifier_reads_as_a_pyramid_becomes_that_pyramid():
                      np.array([0.9], np.float32))
     out, verdicts = classifier_saying(CLASS_ID["black_small"]).refine(frame, table, det)
     assert out.class_name == ["black_small"] and verdicts[0].pyramid_p >= PIECE_P
+    assert verdicts[0].stone_box  # the detector's word stays on it (vision.doubts.stone_box_doubts)
+    boxed_a_pyramid = replace(det, class_id=np.array([CLASS_ID["black_small"]]))
+    assert not classifier_saying(CLASS_ID["black_small"]).refine(frame, table, boxed_a_pyramid)[1][0].stone_box
 
 
 def test_a_stone_the_classifier_calls_nothing_stays_a_stone():

@@ -1664,6 +1664,32 @@ def test_a_piece_whose_picture_reads_more_as_a_stone_or_nothing_than_as_a_pyrami
     assert unlike_a_piece_doubts(fits, pyramid_enough) == []  # read as a pyramid more than not: a piece
 
 
+def test_a_piece_read_from_a_box_the_detector_drew_as_a_stone_may_not_be_there():
+    """Fresh 430027: a black marking stone half hidden behind a lone yellow medium's tip, boxed by
+    the detector as a black stone; the classifier's crop, wide enough to hold the medium, read
+    pyramids 0.74, and the stone became a black small lying beside the medium. "All its pieces
+    are the same colour" and two more marks were wrong with no flag."""
+    from vision.classes import CLASS_ID
+    from vision.classify import PIECE_P, Verdict
+    from vision.doubts import stone_box_doubts, unlike_a_piece_doubts
+
+    medium = upright(Spec("p11", "yellow", "medium"), (0, 0), 0)
+    stone = flat(Spec("p10", "black", "small"), (4, 24), 90)
+    fits = [_fit(medium, 0.82, 0), _fit(stone, 0.53, 1)]
+    sure = Verdict(CLASS_ID["yellow_medium"], 0.96, CLASS_ID["yellow_large"], 0.01, pyramid_p=0.99)
+    from_a_stone = Verdict(CLASS_ID["black_small"], 0.9, CLASS_ID["yellow_small"], 0.03, pyramid_p=0.74, stone_box=True)
+    got = stone_box_doubts(fits, [sure, from_a_stone])
+    assert got == [{"kind": "absent", "piece": "p10", "confidence": 0.53, "why": "stone", "p": 0.74}]
+    assert describe(got[0]) == ("p10 may not be a piece: the detector saw a stone there "
+                                "(its picture reads pyramids 0.74)")
+    assert got[0] in doubts_on_a_flat_table([medium, stone], fits, verdicts=[sure, from_a_stone])
+    m = judged("all its pieces are the same color", [medium, stone], got)
+    assert m.mark == "black" and m.judgment_call
+    assert stone_box_doubts(fits, [sure, replace(from_a_stone, stone_box=False)]) == []  # boxed as a pyramid
+    unlike = [sure, replace(from_a_stone, pyramid_p=PIECE_P - 0.01)]
+    assert stone_box_doubts(fits, unlike) == [] and unlike_a_piece_doubts(fits, unlike) != []  # the "crop" doubt's
+
+
 def test_a_piece_depth_hardly_holds_and_half_of_which_the_camera_saw_through_may_not_be_there():
     """Fresh 410609: a black marking stone behind a blue medium, boxed and read as a black small
     (pyramids 0.78: no "crop" doubt), fitted standing from 17 depth points with half of it where

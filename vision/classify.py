@@ -184,6 +184,7 @@ class Verdict:
     runner_up_p: float
     orientation: tuple[float, float, float] | None = None  # p(upright, flat, weird), with an orientation net
     pyramid_p: float = 1.0  # the pyramids' share of the whole reading, before `verdicts` narrowed it
+    stone_box: bool = False  # the detector boxed it as a stone (vision.doubts.stone_box_doubts)
 
     def color(self) -> tuple[str | None, float]:
         """The colour read, with its probability summed over sizes (a stage that found the piece in
@@ -302,7 +303,7 @@ class PieceClassifier:
             a, b = int(order[0]), int(order[1])
             o = po.get(k)
             out[k] = Verdict(a, float(q[a]), b, float(q[b]), None if o is None else tuple(float(v) for v in o),
-                             float(pyramid_p[k]))
+                             float(pyramid_p[k]), not bool(detections.is_pyramid[k]))
         return out
 
     def read_box(self, frame, table, box: np.ndarray, heights=None) -> Verdict | None:

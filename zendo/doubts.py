@@ -17,7 +17,8 @@ alternative koan:
   piece's outline fits, "why": "one", or part of a poorly fitted piece of its colour boxed a
   second time, "why": "double", "of": that piece (which may be the one not there instead: the
   second reading may be the piece's), or one whose picture the classifier reads as a stone or
-  nothing more than as a pyramid, "why": "crop", or one read in or on a piece of its colour on
+  nothing more than as a pyramid, "why": "crop", or one read from a box the detector drew as a
+  stone, "why": "stone", or one read in or on a piece of its colour on
   one axis, which the camera cannot tell from that piece's cavity or rim, "why": "nest", "of":
   that piece, or one fitted from a few depth points, or from points lying far off it, where the
   camera saw through much of it, "why": "space", "free": that share); where the piece's presence
@@ -213,6 +214,8 @@ def describe(d: Mapping) -> str:
                     f"(which fits its depth poorly) may be {d['piece']} read wrong")
         if d.get("why") == "crop":
             return f"{d['piece']} may not be a piece: its picture reads as a stone or as nothing (pyramids {d['p']})"
+        if d.get("why") == "stone":
+            return f"{d['piece']} may not be a piece: the detector saw a stone there (its picture reads pyramids {d['p']})"
         if d.get("why") == "space":
             return (f"{d['piece']} may not be a piece: depth hardly holds it, and the camera saw through "
                     f"{round(100 * float(d['free']))} % of where it would be")
