@@ -2261,6 +2261,32 @@ def test_a_piece_the_pictures_edge_cuts_may_be_another_size_than_it_shows():
     assert m.doubts[0]["text"].endswith("the picture's edge cuts it off")
 
 
+def test_a_piece_read_lying_mostly_out_of_view_may_be_smaller_than_it_was_read():
+    """Fresh 431185: a red small lying across the bottom edge, its box 19 x 16 px (no sliver),
+    read as a red large lying mostly beyond the edge: "all its pieces are the same size" was
+    wrong with no flag."""
+    from vision.detect import Detections
+    from vision.doubts import CUT_IN_VIEW, cut_doubts
+
+    large = flat(Spec("p17", "red", "large"), (0.0, 0.0), 90)  # its tip toward +y
+    others = [flat(Spec("p16", "red", "small"), (-30.0, -30.0), 90), flat(Spec("p18", "blue", "small"), (-50.0, -40.0), 90)]
+    box = Detections(np.array([[255, 464, 274, 480]], np.float32), np.array([0]), np.array([0.8], np.float32))
+
+    def picture_ends_at(y_mm: float):  # a camera looking straight down, 1 px a millimetre, the edge at y_mm
+        return lambda pts: np.column_stack([np.asarray(pts)[:, 0] + 300.0, 480.0 - (y_mm - np.asarray(pts)[:, 1])])
+
+    far_out = picture_ends_at(float(large.vertices[:, 1].min()) + 8.0)  # only the base end shows
+    got = cut_doubts([_fit(large, detection=0)], box, (480, 640), far_out)
+    assert [d["size"] for d in got] == ["small", "medium"]
+    assert all(d["why"] == "cut" for d in got)
+    from vision.doubts import in_view_share
+    assert in_view_share(far_out(large.vertices), (480, 640)) < CUT_IN_VIEW
+    mostly_in = picture_ends_at(float(large.vertices[:, 1].max()) - 8.0)  # all but its tip shows
+    assert cut_doubts([_fit(large, detection=0)], box, (480, 640), mostly_in) == []  # its length shows
+    m = judged("all its pieces are the same size", [large] + others, got)
+    assert m.mark == "black" and m.judgment_call
+
+
 def test_a_rendered_piece_lying_just_out_of_view_is_told_to_the_master_by_its_colour():
     """The synthetic camera: a red large lying flat, pointing at the camera, beyond the bottom
     edge of the picture but for a sliver (under the 60 px a piece needs to be found)."""

@@ -83,6 +83,7 @@ STONE_PAD_PX = 4  # stones' boxes are grown by this much (edges, flying pixels)
 OVER_STONE_MM = 12.5  # depth this far up in a stone's box is no stone's: see `unexplained_blobs`
 ORIENT_ALT_P = 0.2
 CUT_SLIVER_PX = 10  # a box the picture's edge cuts this thin tells no size: see `cut_doubts`
+CUT_IN_VIEW = 0.3  # ... nor does a piece whose read outline lies less than this share in the picture
 WEIRD_ALT_P = 0.5  # the net reads "weird" this surely where the fit says upright or flat: see `orientation_doubts`
 FEW_POINTS = 100  # a piece fitted from fewer depth points of its own is loose in pose: see `orientation_doubts`
 IN_VIEW_MIN = 0.75  # a piece whose outline lies less than this share in the picture: see `orientation_doubts`
@@ -150,9 +151,11 @@ def class_doubts(fits, verdicts) -> list[dict]:
     return out
 
 
-def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dict]:
-    """A "class" doubt (`"why": "cut"`) of each other size, in the colour read, for each piece
-    whose box meets the picture's edge (within EDGE_PX).
+def cut_doubts(fits, detections: Detections, shape: tuple[int, int],
+               project: Callable[[np.ndarray], np.ndarray] | None = None) -> list[dict]:
+    """A "class" doubt (`"why": "cut"`) of each larger size, in the colour read, for each piece
+    whose box meets the picture's edge (within EDGE_PX), and of the smaller sizes too where the box
+    is a sliver or (with `project`) the piece read lies less than CUT_IN_VIEW in the picture.
 
     Why: the picture shows only part of such a piece, and the part of a large piece that shows
     looks like a smaller piece whole (the classifier reads the crop; depth sees the part in view):
@@ -162,7 +165,14 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dic
     narrower side under CUT_SLIVER_PX), the smaller sizes too (session 66): a sliver tells no
     size, and the classifier guesses up as well as down (fresh 413227, a red small lying mostly
     beyond the left edge, a box 7 px wide read large). Every cut box so cost 0.27 points more
-    right marks flagged on the five tuning sets; slivers only, under 0.01."""
+    right marks flagged on the five tuning sets; slivers only, under 0.01. Nor does a piece most
+    of which lies out of view (session 84): fresh 431185, a red small lying across the bottom
+    edge, its box 19 x 16 px, read as a red large lying mostly beyond it, and "all its pieces are
+    the same size" was wrong with no flag. On 429400-431199 (1,800 tables, final scenes) the
+    pieces read whose outline lay under 0.3 in view were read too large 42 times in 117 (5 of
+    them with no class doubt naming the true size) and too small 6; from 0.3 to 0.5, 11 and 15 in
+    142. Their koans reach out of view, so their marks are mostly flagged already (the "edge"
+    doubt): the doubts cost one right mark flagged there."""
     out = []
     for f in fits:
         if not 0 <= f.detection < len(detections):
@@ -171,7 +181,8 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int]) -> list[dic
             continue
         p = f.piece
         x0, y0, x1, y1 = detections.xyxy[f.detection]
-        sliver = min(x1 - x0, y1 - y0) < CUT_SLIVER_PX
+        sliver = min(x1 - x0, y1 - y0) < CUT_SLIVER_PX or (
+            project is not None and in_view_share(project(p.vertices), shape) < CUT_IN_VIEW)
         for size in PYRAMID_SIZES:
             if size != p.size and (sliver or size in larger_sizes(p.size)):
                 out.append({"kind": "class", "piece": p.id, "color": p.color, "size": size, "why": "cut"})
@@ -1235,7 +1246,7 @@ def frame_doubts(scene: Scene, fits: Sequence, detections: Detections, verdicts,
         weak = {d["piece"] for d in absent}
         absent += [d for d in more if d["piece"] not in weak]
     doubts = without_repeats(
-        class_doubts(fits, verdicts) + cut_doubts(fits, detections, valid.shape) + nest_colour_doubts(scene.pieces)
+        class_doubts(fits, verdicts) + cut_doubts(fits, detections, valid.shape, project) + nest_colour_doubts(scene.pieces)
         + absent + covers(scene.pieces)
         + misfit_doubts(fits)
         + orientation_doubts(fits, detections, project, valid.shape)
