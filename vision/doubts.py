@@ -172,7 +172,7 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int],
     pieces read whose outline lay under 0.3 in view were read too large 42 times in 117 (5 of
     them with no class doubt naming the true size) and too small 6; from 0.3 to 0.5, 11 and 15 in
     142. Their koans reach out of view, so their marks are mostly flagged already (the "edge"
-    doubt): the doubts cost one right mark flagged there."""
+    doubt): the doubts, 74 there, cost 5 more right marks flagged of 118,910."""
     out = []
     for f in fits:
         if not 0 <= f.detection < len(detections):
