@@ -404,9 +404,7 @@ def unlike_a_piece_doubts(fits, verdicts) -> list[dict]:
     "exactly two pieces" was marked wrong with no flag. On the five tuning sets it is raised
     once, on a stone read as a blue small (900050, pyramids 0.07); the true pieces read lowest
     there were at 0.53 and 0.57."""
-    return [{"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3), "why": "crop",
-             "p": round(v.pyramid_p, 3)}
-            for f in fits if (v := pyramid_verdict(f, verdicts)) is not None and v.pyramid_p < PIECE_P]
+    return _read_absent(fits, verdicts, "crop", lambda v: v.pyramid_p < PIECE_P)
 
 
 def stone_box_doubts(fits, verdicts) -> list[dict]:
@@ -422,9 +420,15 @@ def stone_box_doubts(fits, verdicts) -> list[dict]:
     doubt flagged 80 more right marks there (of about 300,000) and left those 4 wrong marks
     flagged; a marking stone stands as tall as a lying small (their boxes' 90th percentiles of
     height overlap, 5-13 mm), so depth does not tell them apart."""
-    return [{"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3), "why": "stone",
+    return _read_absent(fits, verdicts, "stone", lambda v: v.stone_box and v.pyramid_p >= PIECE_P)
+
+
+def _read_absent(fits, verdicts, why: str, doubted: Callable) -> list[dict]:
+    """An "absent" doubt ("why", "p": the pyramids' share) for each piece whose box's verdict
+    the test `doubted` holds: the classifier's readings that leave a piece in question."""
+    return [{"kind": "absent", "piece": f.piece.id, "confidence": round(f.confidence, 3), "why": why,
              "p": round(v.pyramid_p, 3)}
-            for f in fits if (v := pyramid_verdict(f, verdicts)) is not None and v.stone_box and v.pyramid_p >= PIECE_P]
+            for f in fits if (v := pyramid_verdict(f, verdicts)) is not None and doubted(v)]
 
 
 SPACE_FEW_POINTS = 40  # a piece fitted from fewer depth points of its own ...
