@@ -11,8 +11,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from zendo.build import Spec, flat, flat_across, tower, upright
-from zendo.doubts import JOIN_MM, alternatives, covers, describe, doubt_key, doubts_for, joined, renamed
+from zendo.build import Spec, flat, flat_across, lying_tower, tower, upright
+from zendo.doubts import JOIN_MM, alternatives, covers, describe, doubt_key, doubts_for, joined, laid_as, renamed, set_down
 from zendo.pieces import PYRAMID_SIZES, RAINBOW_COLORS
 from zendo.relations import RelationsConfig, koan_facts
 from zendo.rules import mark_perceived, parse_rule
@@ -495,6 +495,36 @@ def test_a_tower_doubt_that_cannot_change_the_mark_is_not_a_judgment_call():
     doubt = {"kind": "tower", "piece": "p1", "towers": [["medium", "medium", "medium"]]}
     m = judged("it contains at least one black piece", [lone("black", "large")], [doubt])
     assert m.mark == "white" and not m.judgment_call
+
+
+def lying_large_over(bottom: Piece) -> Piece:
+    """A large piece lying where `bottom` lies, base to base, as the fit reads a tower laid there."""
+    return set_down(replace(bottom, id="p1", size="large"))
+
+
+@pytest.mark.parametrize("sizes", [("medium", "medium", "medium"), ("medium", "small"), ("small", "small")])
+def test_a_lying_large_pieces_tower_is_laid_on_the_table_as_a_tower_on_its_side_lies(sizes):
+    """Fresh 431429: three blue mediums one on another's tip, lying, read as one blue large.
+    Stacked along the large piece as it lies, each smaller piece would float over the table;
+    laid down, the tower is the one `zendo.build.lying_tower` lays there."""
+    truth = lying_tower([Spec(f"t{k}", "blue", s) for k, s in enumerate(sizes)], (30.0, -12.0), 70)
+    laid = laid_as(lying_large_over(truth[0]), sizes, 0.0)
+    for q, t in zip(laid, truth):
+        assert q.size == t.size
+        assert np.allclose(q.origin, t.origin, atol=1e-6) and np.allclose(q.matrix, t.matrix, atol=1e-9)
+
+
+def test_a_lying_large_piece_that_may_be_a_tower_on_its_side_makes_no_large_pieces_a_judgment_call():
+    truth = lying_tower([Spec(f"t{k}", "blue", "medium") for k in range(3)], (0.0, 0.0), 20)
+    seen = lying_large_over(truth[0])
+    doubt = {"kind": "tower", "piece": "p1", "towers": [["medium", "medium", "medium"]], "laid": [0.0]}
+    m = judged("it contains no large pieces", [seen], [doubt])
+    assert m.mark == "black" and m.judgment_call
+    assert m.doubts[0]["text"] == "p1 may be a tower of smaller pieces laid on its side (medium on medium on medium)"
+    for alt in alternatives([seen], doubt):
+        facts = facts_of(alt)
+        assert [facts.orientation(q.id) for q in alt] == ["flat"] * 3
+        assert [facts.grounded(q.id) for q in alt] == [facts_of(truth).grounded(t.id) for t in truth]
 
 
 def test_a_small_piece_that_fits_its_depth_poorly_is_no_smaller():

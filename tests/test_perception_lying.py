@@ -7,11 +7,14 @@ on) and class doubts for the larger sizes it could have.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from perception_helpers import doubts_of, one_box, perceive_one_frame, render_table
 
 from zendo.build import Spec, flat, lying_tower
+from zendo.doubts import set_down
 
 
 def lying_added(result):
@@ -147,6 +150,34 @@ def test_the_outer_ones_nest_is_doubted_as_far_seen_through_as_the_inner_ones(mo
     inner, outer = lying_tower([Spec("a", "blue", "small"), Spec("b", "blue", "small")], (0, 0), 90)
     monkeypatch.setattr(towers, "_seen_through", lambda *a: seen_through)
     assert (nest_doubts([inner, outer], outer) == [{"kind": "stacked", "piece": "b", "where": "in"}]) is doubted
+
+
+def lying_tower_doubts_on(truth, seen):
+    """The lying towers' test on a render of `truth` with only the piece `seen` read."""
+    from calibration.plane import height_map
+    from vision.towers import lying_tower_doubts, points_up
+    from zendo.scene import Scene
+
+    r, frame, cal = render_table(truth)
+    return lying_tower_doubts(frame, Scene((seen,)), points_up(height_map(frame, cal)), cal)
+
+
+@pytest.mark.parametrize("heading", [0, 90, 200])
+def test_a_large_read_where_three_mediums_lie_one_on_anothers_tip_may_be_that_tower(heading):
+    """Fresh 431429: three blue mediums, a tower laid on its side, read as one blue large; "no
+    large pieces" was wrong with no flag."""
+    truth = lying_tower([Spec(f"t{k}", "blue", "medium") for k in range(3)], (0, 0), heading)
+    seen = set_down(replace(truth[0], id="p1", size="large"))
+    doubts = lying_tower_doubts_on(truth, seen)
+    assert [(d["kind"], d["piece"]) for d in doubts] == [("tower", "p1")]
+    assert ["medium", "medium", "medium"] in doubts[0]["towers"]
+    assert len(doubts[0]["laid"]) == len(doubts[0]["towers"])
+
+
+@pytest.mark.parametrize("heading", [0, 90, 200])
+def test_a_large_lying_alone_may_not_be_a_tower(heading):
+    lone = flat(Spec("p1", "blue", "large"), (0, 0), heading)
+    assert lying_tower_doubts_on([lone], lone) == []
 
 
 def rim_doubts_on(truth, seen, drop_depth=True, existing=(), reader="default"):

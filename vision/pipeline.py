@@ -37,7 +37,7 @@ from .refit import refit_poor
 from .rest import rest_pieces
 from .seen import SeenDepth
 from .size_check import check_sizes
-from .towers import complete_towers, lying_small_stacks, points_up
+from .towers import complete_towers, lying_small_stacks, lying_tower_doubts, points_up
 from .unboxed import read_blobs
 
 log = logging.getLogger(__name__)
@@ -619,6 +619,7 @@ class Pipeline:
             watch.lap("crossing")
         if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
             stage_doubts += lying_small_stacks(frame, scene, up, table)
+            stage_doubts += lying_tower_doubts(frame, scene, up, table)  # ... and a tower on its side read as one large
         if self.cfg.lying:  # ... and a piece, lying or upright, whose lower piece shows only as a rim of colour
             stage_doubts += rim_doubts(scene, heights, project, colors, stage_doubts)
         scene = self._with_doubts(scene, fits, det, verdicts, heights, stage_doubts, project, frame.color,

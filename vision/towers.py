@@ -37,8 +37,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from zendo.build import rest_offset
-from zendo.doubts import set_down, stacked_as
-from zendo.pieces import RAINBOW_COLORS, SIZES, larger_sizes
+from zendo.doubts import laid_as, set_down, stacked_as
+from zendo.pieces import PYRAMID_SIZES, RAINBOW_COLORS, SIZES, larger_sizes
 from zendo.relations import RelationsConfig
 from zendo.scene import Piece, Scene
 
@@ -70,6 +70,11 @@ SMALLER_TOWERS = (("medium", "medium"), ("medium", "medium", "medium"), ("medium
 SMALLER_MIN_GAIN = 15  # a tower of those must explain this many more points than the large piece
 SMALLER_FREE_SPACE = 0.3  # and lie where the camera saw through no more than this
 FREE_SPACE_TOL_MM = 4.0
+LYING_TOWERS = (("medium", "medium"), ("medium", "medium", "medium"), ("medium", "small"),
+                ("medium", "medium", "small"), ("small", "small"), ("small", "small", "small"))  # what a lying large piece may be
+LYING_TOWER_GAIN = 15  # ... where one laid on its side explains this many more points (`lying_tower_doubts`)
+LYING_TOWER_FREE_SPACE = 0.3  # ... and lies where the camera saw through no more than this
+LYING_TOWER_REACH_MM = 35.0  # ... of the depth this near (x, y) the piece's middle
 LYING_STACK_GAIN = 10  # a lying small's nest of two smalls must explain this many more points (`lying_small_stacks`)
 LYING_STACK_FREE_SPACE = 0.25  # ... and lie where the camera saw through no more than this
 LYING_STACK_REACH_MM = 30.0  # ... of the depth this near (x, y) the piece's middle
@@ -553,6 +558,52 @@ def lying_small_stacks(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
                 out.append({"kind": "stacked", "piece": p.id, "where": where})
                 break
     return out
+
+
+def lying_tower_doubts(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
+    """A "tower" doubt with "laid" (zendo/doubts.py) for each large piece lying on the table where
+    a tower of smaller pieces laid on its side (`zendo.doubts.laid_as`) explains LYING_TOWER_GAIN
+    more of the depth round it than the large piece, lying where the camera saw through no more
+    than LYING_TOWER_FREE_SPACE; it names every such tower, best first, each with how far along
+    the large piece's axis it starts (its base, halfway, or its tip where the large piece's is).
+
+    Why: three mediums one on another's tip are 45.9 mm long, a large 44.5, and laid down they
+    show as one large piece to the detector and classifier both; fresh 431429, three blue mediums
+    read as one blue large, "no large pieces" wrong with no flag (427114 and 427627 before it).
+    Sessions 46-47 laid the towers along the large piece as fitted, where each smaller piece
+    floats, and found no depth test; set down on the table, 431429's tower of three explains 56
+    points more and the five true lying larges of that table 47-116 fewer."""
+    pieces = list(scene.pieces)
+    cfg = RelationsConfig()
+    lying = [p for p in pieces if p.size == "large" and lies_on_table(p, cfg)]
+    if not lying:
+        return []
+    P, _, X, Y = up
+    out = []
+    for p in lying:
+        pts = P[_near_axis(X, Y, P, p.vertices[:, :2].mean(axis=0), LYING_TOWER_REACH_MM)]
+        if len(pts) < LYING_TOWER_GAIN:
+            continue
+        near = around(p, pieces, pts)
+        found = []
+        for sizes in LYING_TOWERS:
+            short = PYRAMID_SIZES["large"].height - tower_length(sizes)
+            stacks = [(shift, laid_as(p, sizes, shift)) for shift in (0.0, short / 2, short)]
+            gain, shift, stack = max(((near.gain(st, near.others), shift, st) for shift, st in stacks),
+                                     key=lambda g: g[0])
+            if (gain >= LYING_TOWER_GAIN
+                    and _seen_through(stack, frame.depth_mm, table.to_camera, frame.intrinsics) <= LYING_TOWER_FREE_SPACE):
+                found.append((gain, sizes, round(float(shift), 1)))
+        if found:
+            found.sort(key=lambda f: -f[0])
+            out.append({"kind": "tower", "piece": p.id, "towers": [list(s) for _, s, _ in found],
+                        "laid": [shift for _, _, shift in found]})
+    return out
+
+
+def tower_length(sizes) -> float:
+    """From the bottom piece's base to the top one's tip, along the axis (`rest_offset`)."""
+    return PYRAMID_SIZES[sizes[-1]].height + sum(rest_offset(a, b) for a, b in zip(sizes, sizes[1:]))
 
 
 def complete_towers(frame, scene: Scene, fits: list[PieceFit], detections: Detections, verdicts, heights,

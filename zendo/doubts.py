@@ -270,7 +270,8 @@ def describe(d: Mapping) -> str:
         return f"{d['piece']} may point another way (turned {abs(float(d['turn'])):.0f} degrees)"
     if k == "tower":
         shown = " or ".join(" on ".join(reversed(t)) for t in d["towers"])
-        return f"{d['piece']} may be a tower of smaller pieces ({shown})"
+        laid = " laid on its side" if d.get("laid") else ""
+        return f"{d['piece']} may be a tower of smaller pieces{laid} ({shown})"
     if k == "stacked":
         if d.get("why") == "gap":
             return (f"another piece of {d['piece']}'s size may lie between it and {d['of']}: the two lie on one axis "
@@ -405,8 +406,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
         p = by_id.get(doubt["piece"])
         if p is not None:
             rest = [q for q in pieces if q.id != p.id]
-            for sizes in doubt["towers"]:
-                for t in towers_of(p, sizes):
+            shifts = doubt.get("laid") or [None] * len(doubt["towers"])  # "laid": a lying piece's towers, on their side
+            for sizes, shift in zip(doubt["towers"], shifts):
+                for t in towers_of(p, sizes, shift):
                     yield rest + t
     elif kind == "edge":
         p = by_id.get(doubt["piece"])
@@ -837,10 +839,22 @@ def stacked_as(p: Piece, sizes: Sequence[str]) -> list[Piece]:
     return stack
 
 
-def towers_of(p: Piece, sizes: Sequence[str]) -> Iterator[list[Piece]]:
-    """The tower `stacked_as` builds, all in p's colour (the camera saw the top), then with each
-    lower piece in each other colour (a lower piece shows only as a band under the one above it)."""
-    stack = stacked_as(p, sizes)
+def laid_as(p: Piece, sizes: Sequence[str], shift: float) -> list[Piece]:
+    """p, lying, replaced by a tower of `sizes` on its side: stacked along p's axis from p's base
+    moved `shift` mm towards its tip (`stacked_as`), then lowered until its lowest point meets the
+    table. Similar shapes turned alike have parallel faces, so that puts the bottom piece's face on
+    the table and the others on its tip, as `zendo.build.lying_tower` lays a tower down; stacked
+    as p lies and left there, each piece would float, the smaller the higher."""
+    stack = [_shifted(q, p.axis * shift) for q in stacked_as(p, sizes)]
+    drop = min(float(q.vertices[:, 2].min()) for q in stack)
+    return [_shifted(q, (0.0, 0.0, -drop)) for q in stack]
+
+
+def towers_of(p: Piece, sizes: Sequence[str], shift: float | None = None) -> Iterator[list[Piece]]:
+    """The tower `stacked_as` builds (`laid_as`, `shift` mm along, where one is given), all in p's
+    colour (the camera saw the top), then with each lower piece in each other colour (a lower
+    piece shows only as a band under, or beside, the one above it)."""
+    stack = stacked_as(p, sizes) if shift is None else laid_as(p, sizes, shift)
     yield stack
     for k in range(len(stack) - 1):
         for c in RAINBOW_COLORS:
