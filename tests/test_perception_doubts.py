@@ -527,6 +527,21 @@ def test_a_lying_large_piece_that_may_be_a_tower_on_its_side_makes_no_large_piec
         assert [facts.grounded(q.id) for q in alt] == [facts_of(truth).grounded(t.id) for t in truth]
 
 
+def test_a_piece_dropped_as_its_neighbour_read_twice_may_stand_there_as_read():
+    """Fresh 431732: a green small dropped as the one beside it read twice; "exactly two pieces"
+    and "two pieces touching" were wrong with no flag."""
+    a, c = upright(Spec("p1", "green", "small"), (0, 0), 0), upright(Spec("p2", "blue", "small"), (0, 30), 0)
+    b = upright(Spec("p9", "green", "small"), (7.1, 0), 0)
+    doubt = {"kind": "missed", "at": [7.1, 0.0], "seen": "twice", "of": "p1", "as": b.to_dict()}
+    (alt,) = alternatives([a, c], doubt)
+    assert [(q.color, q.size) for q in alt] == [("green", "small"), ("blue", "small"), ("green", "small")]
+    assert np.allclose(alt[-1].origin, b.origin) and alt[-1].id not in {"p1", "p2", "p9"}
+    m = judged("it contains exactly two pieces", [a, c], [doubt])
+    assert m.mark == "white" and m.judgment_call
+    assert m.doubts[0]["text"] == "a green small read at (7, 0) mm was taken for p1 read twice: both may stand there"
+    assert judged("it contains at least one blue piece", [a, c], [doubt]).judgment_call is False
+
+
 def test_a_small_piece_that_fits_its_depth_poorly_is_no_smaller():
     seen = upright(Spec("p1", "black", "small"), (0, 0), 0)
     doubt = {"kind": "misfit", "piece": "p1", "at": [0.0, 0.0], "rms_mm": 5.6}

@@ -22,7 +22,7 @@ from zendo.scene import Piece, Scene, Stone
 from .classify import PieceClassifier, load_classifier
 from .color_check import check_colors
 from .colors import FrameColors
-from .crossing import drop_crossing
+from .crossing import apart_doubts, drop_crossing
 from .detect import Detections, Detector
 from .doubts import Untaken, frame_doubts
 from .frames import Frame
@@ -615,7 +615,9 @@ class Pipeline:
             stage_doubts += found
             watch.lap("color check")
         if self.cfg.crossing:
-            scene, fits = drop_crossing(scene, fits)
+            scene, kept = drop_crossing(scene, fits)
+            stage_doubts += apart_doubts(fits, kept)
+            fits = kept
             watch.lap("crossing")
         if self.cfg.towers:  # on the final poses: a nest of two small pieces lying
             stage_doubts += lying_small_stacks(frame, scene, up, table)

@@ -41,7 +41,9 @@ alternative koan:
   classifier read a box as no piece, but not surely ("seen": "dropped"), or where a patch of a
   piece's colour stands beside the pieces seen, outside their outlines ("seen": "residue": a
   piece half hidden by a neighbour), or where the camera has no depth on a piece-sized patch
-  no box holds ("seen": "hole": standing, or lying flat, of any kind);
+  no box holds ("seen": "hole": standing, or lying flat, of any kind); or ("seen": "twice") a
+  piece was read there and dropped as a second reading of the one beside it ("of"), which two
+  pieces of one class side by side also look like: that piece ("as"), where it was read;
 - "unboxed": a piece found in depth alone (no detection boxed it), so it may be any piece
   standing there, or none;
 - "stacked": another piece of a piece's own size may stand under it or on it (depth cannot tell
@@ -52,7 +54,8 @@ alternative koan:
 - "tower": an upright large piece may be a tower of smaller pieces (two or three mediums and
   smalls, bottom first in "towers"): such a tower's outline is nearly a large one's (the sizes
   are similar shapes and its top stands within a few millimetres of a large one's), so depth
-  fits it about as well as the large piece it was read as;
+  fits it about as well as the large piece it was read as; or, with "laid" (each tower's start
+  along the piece's axis, mm), a large piece lying on the table may be such a tower on its side;
 - "misfit": a piece's fit explains its depth poorly, so another piece may stand there (two
   pieces read as one, a piece across others, a tower read short), and where two pieces were read
   as one, the piece read may be smaller than it was read; where the pairs stage nearly
@@ -312,6 +315,9 @@ def _describe_missed(d: Mapping) -> str:
         return f"a piece's colour shows beside the pieces seen, by {at}: a piece half hidden by them may stand there"
     if seen == "hole":  # vision.doubts.hole_blobs
         return f"the camera has no depth on a patch by {at} and nothing was seen there: a piece may lie there"
+    if seen == "twice":  # vision.crossing.apart_doubts
+        what = f"a {d['as']['color']} {d['as']['size']}" if "as" in d else "a piece"
+        return f"{what} read at {at} was taken for {d.get('of', 'a piece beside it')} read twice: both may stand there"
     if seen == "dropped":
         return f"what stands at {at} was read as no piece, but not surely: a piece may stand there"
     return f"an unseen piece may stand at {at}"
@@ -461,6 +467,9 @@ def alternatives(pieces: Sequence[Piece], doubt: Mapping) -> Iterator[list[Piece
                 yield rest + [first, replace(second, color=c)]
         x, y = float(doubt["at"][0]), float(doubt["at"][1])
         pid = _missed_id(x, y)
+        if kind == "missed" and "as" in doubt:  # a piece dropped as another read twice: it, where it was read
+            yield list(pieces) + [replace(piece_from_dict(doubt["as"]), id=pid)]
+            return
         extra = list(_any_piece_standing(pid, (x, y)))
         extra += [q for size, c in product(LYING_WHERE_SEEN.get(doubt.get("seen"), ()), RAINBOW_COLORS)
                   for q in turned(Piece(pid, c, size, (x, y, 0.0)), "flat")]
