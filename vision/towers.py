@@ -538,18 +538,9 @@ def lying_small_stacks(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
     and 28 more the second (fresh 400405, 401232: a nest read as its outer piece, "exactly two
     pieces" and "a piece pointing at another" wrong and unflagged; a nest of three, 400071,
     explains 10 more points but lies 0.207 where the camera saw through)."""
-    pieces = list(scene.pieces)
-    lying = [p for p in pieces if p.size == "small" and lies_on_table(p, RelationsConfig())]
-    if not lying:
-        return []
-    P, _, X, Y = up
     lift = rest_offset("small", "small")
     out = []
-    for p in lying:
-        pts = P[_near_axis(X, Y, P, p.vertices[:, :2].mean(axis=0), LYING_STACK_REACH_MM)]
-        if len(pts) < LYING_STACK_GAIN:
-            continue
-        near = around(p, pieces, pts)
+    for p, near in _lying_on_table(scene, "small", up, LYING_STACK_REACH_MM, LYING_STACK_GAIN):
         tip = [_at(p, p.origin + p.axis * lift), replace(p, id=f"{p.id}-stack")]
         base = [p, _at(p, p.origin - p.axis * lift, pid=f"{p.id}-stack")]
         for where, stack in (("under", tip), ("in", base)):
@@ -572,19 +563,9 @@ def lying_tower_doubts(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
     read as one blue large, "no large pieces" wrong with no flag (427114 and 427627 before it).
     Sessions 46-47 laid the towers along the large piece as fitted, where each smaller piece
     floats, and found no depth test; set down on the table, 431429's tower of three explains 56
-    points more and the five true lying larges of that table 47-116 fewer."""
-    pieces = list(scene.pieces)
-    cfg = RelationsConfig()
-    lying = [p for p in pieces if p.size == "large" and lies_on_table(p, cfg)]
-    if not lying:
-        return []
-    P, _, X, Y = up
+    points more and the five true lying larges of that table 13-86 fewer at best."""
     out = []
-    for p in lying:
-        pts = P[_near_axis(X, Y, P, p.vertices[:, :2].mean(axis=0), LYING_TOWER_REACH_MM)]
-        if len(pts) < LYING_TOWER_GAIN:
-            continue
-        near = around(p, pieces, pts)
+    for p, near in _lying_on_table(scene, "large", up, LYING_TOWER_REACH_MM, LYING_TOWER_GAIN):
         found = []
         for sizes in LYING_TOWERS:
             short = PYRAMID_SIZES["large"].height - tower_length(sizes)
@@ -599,6 +580,22 @@ def lying_tower_doubts(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
             out.append({"kind": "tower", "piece": p.id, "towers": [list(s) for _, s, _ in found],
                         "laid": [shift for _, _, shift in found]})
     return out
+
+
+def _lying_on_table(scene: Scene, size: str, up: PointsUp, reach_mm: float, min_points: int
+                    ) -> Iterator[tuple[Piece, Around]]:
+    """Each piece of `size` lying on the table, with the depth within `reach_mm` (x, y) of its
+    middle as the scene explains it (`around`), where that holds at least `min_points` points:
+    what the lying nest and lying tower tests weigh their stacks against."""
+    pieces = list(scene.pieces)
+    cfg = RelationsConfig()
+    P, _, X, Y = up
+    for p in pieces:
+        if p.size != size or not lies_on_table(p, cfg):
+            continue
+        pts = P[_near_axis(X, Y, P, p.vertices[:, :2].mean(axis=0), reach_mm)]
+        if len(pts) >= min_points:
+            yield p, around(p, pieces, pts)
 
 
 def tower_length(sizes) -> float:
