@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from zendo.build import rest_offset
-from zendo.doubts import laid_as, set_down, stacked_as
+from zendo.doubts import laid_down, set_down, stacked_as
 from zendo.pieces import PYRAMID_SIZES, RAINBOW_COLORS, SIZES, larger_sizes
 from zendo.relations import RelationsConfig
 from zendo.scene import Piece, Scene
@@ -568,8 +568,9 @@ def lying_tower_doubts(frame, scene: Scene, up: PointsUp, table) -> list[dict]:
     for p, near in _lying_on_table(scene, "large", up, LYING_TOWER_REACH_MM, LYING_TOWER_GAIN):
         found = []
         for sizes in LYING_TOWERS:
+            tower = stacked_as(p, sizes)  # built once, laid down at each start
             short = PYRAMID_SIZES["large"].height - tower_length(sizes)
-            stacks = [(shift, laid_as(p, sizes, shift)) for shift in (0.0, short / 2, short)]
+            stacks = [(shift, laid_down(tower, p.axis * shift)) for shift in (0.0, short / 2, short)]
             gain, shift, stack = max(((near.gain(st, near.others), shift, st) for shift, st in stacks),
                                      key=lambda g: g[0])
             if (gain >= LYING_TOWER_GAIN

@@ -854,9 +854,14 @@ def laid_as(p: Piece, sizes: Sequence[str], shift: float) -> list[Piece]:
     table. Similar shapes turned alike have parallel faces, so that puts the bottom piece's face on
     the table and the others on its tip, as `zendo.build.lying_tower` lays a tower down; stacked
     as p lies and left there, each piece would float, the smaller the higher."""
-    stack = [_shifted(q, p.axis * shift) for q in stacked_as(p, sizes)]
-    drop = min(float(q.vertices[:, 2].min()) for q in stack)
-    return [_shifted(q, (0.0, 0.0, -drop)) for q in stack]
+    return laid_down(stacked_as(p, sizes), p.axis * shift)
+
+
+def laid_down(stack: Sequence[Piece], delta) -> list[Piece]:
+    """`stack` moved by `delta` (mm), then lowered until its lowest point meets the table."""
+    moved = [_shifted(q, delta) for q in stack]
+    drop = min(float(q.vertices[:, 2].min()) for q in moved)
+    return [_shifted(q, (0.0, 0.0, -drop)) for q in moved]
 
 
 def towers_of(p: Piece, sizes: Sequence[str], shift: float | None = None) -> Iterator[list[Piece]]:
