@@ -250,6 +250,11 @@ def test_a_piece_that_may_stand_on_another_of_its_size_makes_a_count_mark_a_judg
     m = judged("it contains exactly one piece", pieces, [doubt])
     assert m.mark == "white" and m.judgment_call
     assert m.doubts[0]["text"] == "another piece of p1's size may be stacked under it"
+    top = {**doubt, "why": "top"}  # vision.towers.over_the_top_doubts: depth stands over its tip
+    assert describe(top) == ("another piece of p1's size may be stacked under it: the camera sees the tower reach "
+                             "higher than its tip")
+    m = judged("it contains no green pieces", [lone("blue", "small")], [top])
+    assert m.mark == "white" and m.judgment_call  # one of each colour under it, a green one among them
 
 
 def test_a_small_read_on_a_larges_tip_may_be_the_upper_of_two_larges_instead():
@@ -1857,6 +1862,28 @@ def test_a_piece_perhaps_absent_and_a_piece_perhaps_set_down_may_both_be_so():
     assert not judged("it contains an ungrounded piece", koan, [gone]).judgment_call
     assert not judged("it contains an ungrounded piece", koan, [down]).judgment_call
     assert list(joint_absent_held_alternatives(koan, [gone, {**down, "piece": "p3"}])) == []  # one piece, not two
+
+
+def _false_small_over_a_large_raised(mm: float) -> list[Piece]:
+    """A yellow large lying flat `mm` over the table, and a false yellow small read floating in
+    it (fresh 433462: a lying tower's large fitted 1.3 mm up, a small read inside it)."""
+    large = flat(Spec("p1", "yellow", "large"), (0, 0), 0)
+    large = replace(large, position=(large.position[0], large.position[1], large.position[2] + mm))
+    small = upright(Spec("p2", "yellow", "small"), (0, 0), 0)
+    small = replace(small, position=(small.position[0], small.position[1], 8.0))
+    return [large, small, upright(Spec("p3", "green", "medium"), (60, 0), 0)]
+
+
+def test_a_doubt_whose_koan_is_marked_so_only_by_a_close_call_makes_the_mark_a_judgment_call():
+    rule = "it contains an ungrounded piece"
+    gone = [{"kind": "absent", "piece": "p2", "confidence": 0.94}]
+    close = _false_small_over_a_large_raised(0.7)  # 0.2 mm past the line, inside the 0.4 mm band
+    assert judged(rule, close, []).mark == "white" and not judged(rule, close, []).judgment_call  # the small floats
+    m = judged(rule, close, gone)
+    assert m.mark == "white" and m.judgment_call and [d["piece"] for d in m.doubts] == ["p2"]
+    far = _false_small_over_a_large_raised(3.0)  # without the small, the large still floats: plainly
+    assert not judged(rule, far, gone).judgment_call
+    assert not judged(rule, close, gone, rulings={("grounded", "p1"): False}).judgment_call  # the Master saw it float
 
 
 def test_something_the_camera_could_not_read_away_from_every_koan_is_told_to_the_master_alone():

@@ -721,3 +721,42 @@ def test_a_lone_fit_of_two_on_a_tip_still_finds_the_upper_one():
     best = next(c for c in scored if c.where == "on")
     assert np.linalg.norm(best.added.origin - upper.origin) < 1.5
     assert np.linalg.norm(best.moved.origin - lower.origin) < 1.5
+
+
+def _three_smalls_and_the_points_up():
+    from calibration.plane import height_map
+    from vision.towers import points_up
+
+    truth = tower([Spec("a", "blue", "small"), Spec("b", "green", "small"), Spec("c", "red", "small")], (0, 0), 20)
+    _, frame, cal = render_table(truth)
+    return truth, points_up(height_map(frame, cal))
+
+
+def test_a_tower_the_camera_sees_reach_higher_than_its_top_pieces_tip_may_hide_a_piece_under_it():
+    """Fresh 433399: three smalls read as the bottom one with the top one on its tip, the middle
+    one's 37 px band unread; depth over the top one's axis stood 5 mm over its tip."""
+    from dataclasses import replace
+
+    from vision.towers import over_the_top_doubts
+
+    truth, up = _three_smalls_and_the_points_up()
+    bottom, top = truth[0], truth[2]
+    read = [bottom, replace(top, position=tuple(truth[1].position))]  # the top one set on the bottom one's tip
+    assert over_the_top_doubts(read, up) == [{"kind": "stacked", "piece": "c", "where": "under", "why": "top"}]
+    assert over_the_top_doubts(list(truth), up) == []  # read whole: the tower reaches its top's tip, no higher
+    assert over_the_top_doubts(read, up, frozenset({"c"})) == []  # a stacked doubt on it says so already
+
+
+def test_depth_over_a_tip_that_another_piece_read_explains_hides_nothing():
+    """A piece read lying across the upright one's tip stands over that tip by itself."""
+    from calibration.plane import height_map
+    from zendo.build import flat_across
+
+    from vision.towers import over_the_top_doubts, points_up
+
+    stand = upright(Spec("a", "blue", "medium"), (0, 0), 20)
+    across = flat_across([stand], Spec("b", "red", "large"), 30)
+    _, frame, cal = render_table([stand, across])
+    up = points_up(height_map(frame, cal))
+    assert over_the_top_doubts([stand, across], up) == []
+    assert over_the_top_doubts([stand], up) != []  # the same depth with the lying piece unread

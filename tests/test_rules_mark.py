@@ -125,9 +125,8 @@ def _pointing_koan():
 
 
 def test_a_rule_that_reads_colours_works_out_no_ray_tower_or_touch(monkeypatch):
-    """Marking a camera's koan asks the rule about dozens of alternative koans (each one only
-    evaluated: its borderline predicates are the koan's own): a colour rule must not pay for the
-    geometry it never reads."""
+    """Marking a camera's koan asks the rule about dozens of alternative koans: a colour rule
+    must not pay for the geometry it never reads."""
     calls = _counting(monkeypatch, "pointing", "stacked", "nested", "touching")
     f = _pointing_koan()
     assert parse_rule("it contains at least one red piece").evaluate(f)
@@ -145,3 +144,19 @@ def test_a_koans_facts_read_whole_are_every_predicate_in_one_order(monkeypatch):
     assert groups[-1] == "pointing" and groups.index("nested") < groups.index("touching") < groups.index("pointing")
     assert f.predicates == dict(f.predicates) and len(f.predicates) == len(names)
     assert ("pointing", "a", "b") in f.predicates and f.predicates[("pointing", "a", "b")].value
+
+
+def test_a_close_call_decided_the_other_way_works_out_only_what_the_rule_reads(monkeypatch):
+    """A doubt's alternative is asked whether one close call flipped would change its mark
+    (zendo.rules.marking): flipping a call, and finding the close ones of the names a rule reads,
+    must leave the rays, towers and touches of a rule that reads none of them unworked."""
+    calls = _counting(monkeypatch, "pointing", "stacked", "nested", "touching")
+    f = _pointing_koan()
+    grounded = f.predicate("grounded", "a")
+    flipped = f.flipped([grounded.key])
+    assert not flipped.grounded("a") and f.grounded("a") and flipped.grounded("b")
+    close = f.borderline(band={"mm": 1.0, "deg": 0.0}, names=["grounded"])  # each 0.5 mm inside the line
+    assert [p.args for p in close] == [("a",), ("b",), ("c",)] and grounded in close
+    assert calls == {"pointing": 0, "stacked": 0, "nested": 0, "touching": 0}
+    assert flipped.points_at("a", "b") and calls["pointing"] == 3
+    assert dict(flipped.predicates)[grounded.key].value is False and len(flipped.predicates) == len(f.predicates)

@@ -88,7 +88,8 @@ alternative koan:
   as well every way round (`"why": "outline"`), so it may point any way ("turns": each tried);
   or a piece not upright whose fit misses its depth by far (`"why": "misfit"`) may point any way.
 
-A mark is a judgment call when the rule marks any alternative differently (`doubt_flips`), or
+A mark is a judgment call when the rule marks any alternative differently, or marks it so only
+by one close call (`doubt_flips`), or
 where no single doubt does, the class doubts of two or more pieces taken together, or their
 absent doubts, or two doubts that each add a piece (`joint_added_alternatives`), or a piece
 turned as an orientation doubt says with a piece another doubt adds
@@ -288,6 +289,7 @@ def describe(d: Mapping) -> str:
                     f"one stacked on the other")
         why = {"colours": ": its picture and its own pixels read two colours",
                "shrunk": ": it reads taller than its size",
+               "top": ": the camera sees the tower reach higher than its tip",
                "rim": ": a rim of another colour shows under its base"}.get(d.get("why"), "")
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it{why}"
     return _describe_missed(d)
@@ -1006,9 +1008,10 @@ def _reached_from(at: Sequence[float], pieces: Sequence[Piece], gap_mm: float) -
 FactsOf = Callable[[Sequence[Piece]], KoanFacts]
 
 
-def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequence[Piece],
+def doubt_flips(differs: Callable[[KoanFacts], bool], pieces: Sequence[Piece],
                 doubts: Iterable[Mapping], facts_of: FactsOf, settled: Iterable[tuple] = ()) -> list[dict]:
-    """The doubts under which the rule would mark this koan the other way: each one alone, or
+    """The doubts under which the rule might mark this koan the other way (`differs`: it marks
+    the alternative otherwise, or only by a close call; zendo.rules.marking): each one alone, or
     where none does, the class doubts that do together (`joint_class_alternatives`), then the
     absent doubts (`joint_absent_alternatives`), then two that each add a piece
     (`joint_added_alternatives`), then a piece turned with a piece added
@@ -1022,7 +1025,7 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
     settled = set(settled)
     open_doubts = [d for d in doubts if doubt_key(d) not in settled]
     facts = facts_of if isinstance(facts_of, FactsCache) else FactsCache(facts_of)
-    out = [dict(d) for d in open_doubts if any(evaluate(facts(alt)) != white for alt in facts.alternatives(pieces, d))]
+    out = [dict(d) for d in open_doubts if any(differs(facts(alt)) for alt in facts.alternatives(pieces, d))]
     if out:
         return out
     for alt, together in chain(joint_class_alternatives(pieces, open_doubts),
@@ -1032,7 +1035,7 @@ def doubt_flips(evaluate: Callable[[KoanFacts], bool], white: bool, pieces: Sequ
                                joint_recoloured_added_alternatives(pieces, open_doubts),
                                joint_absent_held_alternatives(pieces, open_doubts),
                                joint_resized_stacked_alternatives(pieces, open_doubts)):
-        if evaluate(facts(alt)) != white:
+        if differs(facts(alt)):
             return [dict(d) for d in together]
     return out
 

@@ -145,9 +145,41 @@ class LazyPredicates(Mapping):
         return f"LazyPredicates({self._all()!r})"
 
 
+class FlippedPredicates(Mapping):
+    """A koan's predicates with a few decided the other way, the rest read from the mapping
+    underneath as asked for.
+
+    Why not a copy: copying a `LazyPredicates` works out every group, and marking asks, of each
+    of dozens of alternative koans, whether one borderline call flipped would change the mark;
+    the rule reads one or two groups of each."""
+
+    def __init__(self, base: Mapping[PredicateKey, Predicate], flipped: Mapping[PredicateKey, Predicate]):
+        self._base = base
+        self._flipped = dict(flipped)
+
+    def named(self, name: str) -> list[Predicate]:
+        return [self._flipped.get(p.key, p) for p in named(self._base, name)]
+
+    def __getitem__(self, k: PredicateKey) -> Predicate:
+        return self._flipped[k] if k in self._flipped else self._base[k]
+
+    def get(self, k: PredicateKey, default=None):
+        got = self._flipped.get(k)
+        return got if got is not None else self._base.get(k, default)
+
+    def __contains__(self, k) -> bool:
+        return k in self._flipped or k in self._base
+
+    def __iter__(self) -> Iterator[PredicateKey]:
+        return iter(self._base)
+
+    def __len__(self) -> int:
+        return len(self._base)
+
+
 def named(predicates: Mapping[PredicateKey, Predicate], name: str) -> list[Predicate]:
     """The predicates of one name in a koan's mapping, lazy or not."""
-    if isinstance(predicates, LazyPredicates):
+    if isinstance(predicates, (LazyPredicates, FlippedPredicates)):
         return predicates.named(name)
     return [p for p in predicates.values() if p.name == name]
 
@@ -257,10 +289,15 @@ class KoanFacts:
         return [pid]
 
     # -------------------------------------------------------- judgment calls
-    def borderline(self, band: Mapping[str, float] | None = None) -> list[Predicate]:
+    def borderline(self, band: Mapping[str, float] | None = None, names: Iterable[str] | None = None
+                   ) -> list[Predicate]:
+        """The predicates inside the band, closest first; of these names only, where given (a
+        lazy koan then works out only their groups)."""
         band = self.band if band is None else band
+        preds = (self.predicates.values() if names is None
+                 else (p for n in sorted(set(names)) for p in named(self.predicates, n)))
         return sorted(
-            (p for p in self.predicates.values() if p.is_borderline(band)),
+            (p for p in preds if p.is_borderline(band)),
             key=lambda p: (abs(p.margin) / max(band.get(p.unit, 1.0), 1e-9), p.key),
         )
 
@@ -274,11 +311,9 @@ class KoanFacts:
         return replace(self, predicates=preds)
 
     def flipped(self, keys: Iterable[PredicateKey]) -> "KoanFacts":
-        preds = dict(self.predicates)
-        for k in keys:
-            if k in preds:
-                preds[k] = preds[k].flipped()
-        return replace(self, predicates=preds)
+        """The same koan with these predicates decided the other way (`FlippedPredicates`)."""
+        preds = self.predicates
+        return replace(self, predicates=FlippedPredicates(preds, {k: preds[k].flipped() for k in keys if k in preds}))
 
 
 def towers_from_links(ids: Iterable[str], predicates: Iterable[Predicate]) -> list[list[str]]:
