@@ -7,6 +7,10 @@ rests on a touching call). The search is bounded: with up to SUBSET_LIMIT releva
 predicates every subset is tried (at most 2^10 = 1024 evaluations); beyond that only single
 predicates and pairs. The predicates reported are those of the smallest flips that change the
 mark. The Master's rulings (Predicate.key → value) are applied first and are never borderline again.
+
+A camera's koan (`mark_perceived`) is also a judgment call where a perception doubt's alternative
+koan is marked otherwise, or marked the same only by a call inside the band that one flip would
+change (the alternative is read by the same camera as the koan).
 """
 from __future__ import annotations
 
