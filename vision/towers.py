@@ -681,14 +681,16 @@ TOP_REACH_MM = 2.0  # depth this near (x, y) a top piece's axis is over its tip:
 TOP_OVER_MM = 2.5  # ... and where its 90th percentile stands this far over the fitted tip
 TOP_MIN_POINTS = 8  # ... of at least this many points
 TOP_CLEAR_MM = 2.0  # ... leaving out points this near or inside another piece's solid
+ON_TIP_MM = 4.0  # a piece whose base's middle is this near (x, y) another's axis, and higher, is on its tip
 
 
 def over_the_top_doubts(pieces: list[Piece], up: PointsUp, doubted: frozenset[str] = frozenset()) -> list[dict]:
     """A "stacked" doubt ("where": "under", "why": "top") on each upright piece with nothing
-    fitted on it and no stacked doubt yet (`doubted`: the ids that have one) whose depth within TOP_REACH_MM of its axis, away from every other piece,
-    stands TOP_OVER_MM over its fitted tip (the 90th percentile of TOP_MIN_POINTS or more): the
-    camera sees the tower reach higher than the pieces read, so a piece of its size may stand
-    hidden under it (the doubt's alternative lifts it one step onto one of each colour).
+    fitted on its tip and no stacked doubt yet (`doubted`: the ids that have one) whose depth
+    within TOP_REACH_MM of its axis, away from every other piece, stands TOP_OVER_MM over its
+    fitted tip (the 90th percentile of TOP_MIN_POINTS or more): the camera sees the tower reach
+    higher than the pieces read, so a piece of its size may stand hidden under it (the doubt's
+    alternative lifts it one step onto one of each colour).
 
     Why: fresh 433399, blue, green and red smalls one on another, the green showing a 37 px band;
     the red was fitted between its own place and the green's, 6.5 mm up, the stage found the blue
@@ -712,9 +714,10 @@ def over_the_top_doubts(pieces: list[Piece], up: PointsUp, doubted: frozenset[st
 
 
 def _on_its_tip(q: Piece, p: Piece) -> bool:
-    """Whether q stands in a tower on p: its base's middle near p's axis, over p's middle."""
+    """Whether q stands in a tower on p: its base's middle within ON_TIP_MM of p's axis and
+    higher than p's (a millimetre, so a nest's pieces at one height are not)."""
     off = q.origin - p.origin
-    return bool(np.linalg.norm(off[:2]) < COAXIAL_MM + 1.0 and off[2] > 1.0)
+    return bool(np.linalg.norm(off[:2]) < ON_TIP_MM and off[2] > 1.0)
 
 
 def same_size_tower_doubts(added: Candidate, lower: Piece, upper: Piece) -> list[dict]:

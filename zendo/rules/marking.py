@@ -94,11 +94,11 @@ def _one_call_flips(rule: Rule, facts: KoanFacts, candidates, white: bool) -> bo
     `white`.
 
     Why a doubt's alternative is asked this too: the koan a doubt proposes is read from the same
-    camera, so its close calls are as close as the reading's own. Fresh 432735 and 433462: two
-    yellow smalls read inside a lying yellow large that carried a tower, each with an "absent"
-    doubt, the large fitted 1.3 mm over the table where it lay on it; without the smalls only that
-    call made "an ungrounded piece" so, and no flip of the reading itself (the smalls float) nor
-    of the alternative alone (the large floats) told the Master. One call at a time, not pairs: a
+    camera, so its close calls are as close as the reading's own. Fresh 433462 and 432735: false
+    yellow smalls (one, and two) read inside a lying yellow large that carried a tower, each with
+    an "absent" doubt, the large fitted 1.3 mm over the table where it lay on it; without the
+    smalls only that call made "an ungrounded piece" so, and no flip of the reading itself (the
+    smalls float) nor of the alternative alone (the large floats) told the Master. One call at a time, not pairs: a
     doubt's alternatives are many, and pairs of calls in each cost more than the rest of marking."""
     return any(rule.evaluate(facts.flipped((p.key,))) != white for p in candidates)
 
