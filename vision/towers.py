@@ -135,11 +135,12 @@ def stands_on_table(p: Piece) -> bool:
     return p.axis[2] >= UPRIGHT_COS and float(p.vertices[:, 2].min()) <= GROUNDED_MM
 
 
-def _support(p: Piece, pieces: list[Piece]) -> Piece | None:
-    """The fitted piece `p` rests on coaxially (its tip under p's base), if any."""
+def _support(p: Piece, pieces: list[Piece], reach_mm: float = COAXIAL_MM) -> Piece | None:
+    """The fitted piece `p` rests on coaxially (its tip under p's base: their axes within
+    `reach_mm`), if any."""
     best, best_z = None, -np.inf
     for q in pieces:
-        if q.id == p.id or np.linalg.norm(q.origin[:2] - p.origin[:2]) > COAXIAL_MM or q.origin[2] >= p.origin[2] - 1:
+        if q.id == p.id or np.linalg.norm(q.origin[:2] - p.origin[:2]) > reach_mm or q.origin[2] >= p.origin[2] - 1:
             continue
         if q.origin[2] > best_z:
             best, best_z = q, q.origin[2]
@@ -681,7 +682,7 @@ TOP_REACH_MM = 2.0  # depth this near (x, y) a top piece's axis is over its tip:
 TOP_OVER_MM = 2.5  # ... and where its 90th percentile stands this far over the fitted tip
 TOP_MIN_POINTS = 8  # ... of at least this many points
 TOP_CLEAR_MM = 2.0  # ... leaving out points this near or inside another piece's solid
-ON_TIP_MM = 4.0  # a piece whose base's middle is this near (x, y) another's axis, and higher, is on its tip
+ON_TIP_MM = 4.0  # a piece this near (x, y) another's axis and a millimetre higher is on its tip (`_support`)
 
 
 def over_the_top_doubts(pieces: list[Piece], up: PointsUp, doubted: frozenset[str] = frozenset()) -> list[dict]:
@@ -702,22 +703,14 @@ def over_the_top_doubts(pieces: list[Piece], up: PointsUp, doubted: frozenset[st
     out = []
     P, _, X, Y = up
     for p in pieces:
-        if p.id in doubted or p.axis[2] < UPRIGHT_COS or any(_on_its_tip(q, p) for q in pieces if q is not p):
-            continue
+        if p.id in doubted or p.axis[2] < UPRIGHT_COS or any(_support(q, [p], ON_TIP_MM) for q in pieces):
+            continue  # not upright, or something read on its tip
         pts = P[_near_axis(X, Y, P, p.origin, TOP_REACH_MM)]
-        for q in pieces:
-            if q is not p and len(pts) >= TOP_MIN_POINTS and np.linalg.norm(q.origin[:2] - p.origin[:2]) < NEAR_MM * 3:
-                pts = pts[signed_distances(q, pts) > TOP_CLEAR_MM]
+        if len(pts) >= TOP_MIN_POINTS:
+            pts = pts[union_distance(_near_pieces(p, pieces), pts) > TOP_CLEAR_MM]
         if len(pts) >= TOP_MIN_POINTS and float(np.percentile(pts[:, 2], 90)) >= p.tip[2] + TOP_OVER_MM:
             out.append({"kind": "stacked", "piece": p.id, "where": "under", "why": "top"})
     return out
-
-
-def _on_its_tip(q: Piece, p: Piece) -> bool:
-    """Whether q stands in a tower on p: its base's middle within ON_TIP_MM of p's axis and
-    higher than p's (a millimetre, so a nest's pieces at one height are not)."""
-    off = q.origin - p.origin
-    return bool(np.linalg.norm(off[:2]) < ON_TIP_MM and off[2] > 1.0)
 
 
 def same_size_tower_doubts(added: Candidate, lower: Piece, upper: Piece) -> list[dict]:

@@ -295,7 +295,7 @@ class KoanFacts:
         lazy koan then works out only their groups)."""
         band = self.band if band is None else band
         preds = (self.predicates.values() if names is None
-                 else (p for n in sorted(set(names)) for p in named(self.predicates, n)))
+                 else (p for n in set(names) for p in named(self.predicates, n)))
         return sorted(
             (p for p in preds if p.is_borderline(band)),
             key=lambda p: (abs(p.margin) / max(band.get(p.unit, 1.0), 1e-9), p.key),
