@@ -48,6 +48,7 @@ FIRST_STONE = BACKGROUND + 1  # the classifier's stone outputs follow "not a pie
 N_CLASSES = FIRST_STONE + len(STONE_CLASSES)
 CHANNELS = 6
 PIECE_P = 0.5  # a "stone" the classifier reads as pyramids with this share becomes the likeliest one
+TURNS_BELOW_P = 0.9  # a crop read less surely than this is read again in its three quarter turns
 STONE_TALL_MM = 10.0  # a marking stone is about 6 mm tall; more than this in the middle of its box is a pyramid
 
 
@@ -263,6 +264,24 @@ class PieceClassifier:
         return got[1] if got is not None and got[0] is net else net
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """Class probabilities per crop: `read_once`, and for each crop read less surely than
+        TURNS_BELOW_P the mean over it and its three quarter turns.
+
+        Why: the net learnt with quarter turns, so each turn is a second look at the same piece,
+        and its errors sit where it is unsure (crops it reads at 0.9 or more: 99.8 % right). On
+        the crops of 200 fresh tables each (433600-, 433000-) turning every crop took colour x
+        size from 97.65 to 98.01 % and from 97.89 to 98.10 % at four times the net's cost;
+        turning only the unsure ones (7-8 % of crops) gave 98.00 and 98.10 %."""
+        p = self.read_once(x)
+        unsure = np.nonzero(p.max(axis=1) < TURNS_BELOW_P)[0]
+        if len(unsure):
+            turned = np.concatenate([np.rot90(x[unsure], k, axes=(2, 3)) for k in (1, 2, 3)])
+            q = self.read_once(turned).reshape(3, len(unsure), -1)
+            p[unsure] = (p[unsure] + q.sum(axis=0)) / 4
+        return p
+
+    def read_once(self, x: np.ndarray) -> np.ndarray:
+        """Class probabilities per crop from one pass of the net, crops as they are."""
         return softmax(self._runner(self.net), to_tensor(x), N_CLASSES)
 
     def orientations(self, x: np.ndarray) -> np.ndarray:
