@@ -94,6 +94,7 @@ def classifier_saying(*classes, orientations=None) -> PieceClassifier:
         r[c] = 5.0
         rows.append(r)
     clf.net, clf.background_p, clf.weights = FixedNet(rows), 0.6, "fixed"
+    clf.turns_below_p = 0.0  # its rows go with the crops in order, so a turned crop has none: read once
     clf.orient_net = None
     if orientations is not None:
         clf.orient_net = FixedNet([[5.0 if i == o else -5.0 for i in range(N_ORIENTATIONS)] for o in orientations])
@@ -438,3 +439,24 @@ def test_the_faint_stone_boxes_come_back_with_the_pyramids_share_of_their_readin
     assert read.confidence[0] == pytest.approx(p[:BACKGROUND].sum(), abs=1e-3)
     assert len(clf.read_faint_stones(frame, table, faint[np.array([0])])) == 0
 
+
+
+def test_the_detectors_boxes_are_read_with_turns_and_a_later_stages_probe_once():
+    """`refine` reads the detector's boxes as `probabilities` does (unsure crops again in their
+    quarter turns); a tower's band, a nest's rim or a blob (`read_box`) is read in one pass,
+    as its stage's thresholds were set."""
+    frame, table = frame_and_table()
+    box = np.array([300, 200, 340, 240], np.float32)
+    det = Detections(box[None], np.array([CLASS_ID["red_medium"]]), np.array([0.9], np.float32))
+    clf = classifier_saying(CLASS_ID["red_medium"])
+
+    def saying(name):
+        def read(x):
+            p = np.full((len(x), N_CLASSES), 0.01, np.float32)
+            p[:, CLASS_ID[name]] = 1.0 - 0.01 * (N_CLASSES - 1)
+            return p
+        return read
+
+    clf.probabilities, clf.read_once = saying("blue_large"), saying("green_small")
+    assert clf.refine(frame, table, det)[0].class_name == ["blue_large"]
+    assert clf.read_box(frame, table, box).class_id == CLASS_ID["green_small"]

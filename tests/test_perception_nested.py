@@ -58,8 +58,8 @@ def torn_on_nested_bases(monkeypatch, read_as: str):
 
     real = PieceClassifier.verdicts
 
-    def verdicts(self, frame, table, det, heights=None):
-        out = real(self, frame, table, det, heights)
+    def verdicts(self, frame, table, det, heights=None, **how):
+        out = real(self, frame, table, det, heights, **how)
         if len(det) and (det.class_id == 0).all() and (det.confidence == 1.0).all():  # find_nested's probe
             color = read_as.split("_")[0]
             out = [replace(v, class_id=CLASS_ID[read_as], confidence=0.5, runner_up=CLASS_ID[f"{color}_medium"],
@@ -100,8 +100,8 @@ def test_a_nested_piece_may_not_be_there_however_surely_it_was_read(monkeypatch,
 
     real = PieceClassifier.verdicts
 
-    def verdicts(self, frame, table, det, heights=None):
-        out = real(self, frame, table, det, heights)
+    def verdicts(self, frame, table, det, heights=None, **how):
+        out = real(self, frame, table, det, heights, **how)
         if len(det) and (det.class_id == 0).all() and (det.confidence == 1.0).all():  # find_nested's probe
             p = min(MIN_P + 0.1, 1.0) if sure else MIN_P - 0.2
             out = [replace(v, confidence=p) if v is not None else None for v in out]

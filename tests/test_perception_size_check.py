@@ -140,7 +140,7 @@ def test_a_size_the_classifier_is_sure_of_and_depth_measures_otherwise_is_a_judg
         p[:, CLASS_ID["black_small"]] = 0.99
         return p
 
-    cls.probabilities = sure_small
+    cls.probabilities = cls.read_once = sure_small  # the detector's box and every later probe
     det = one_box(r, {"a"}, "black_medium")
     res = Pipeline(detector=lambda rgb: det, calibration=cal, classifier=cls).process(frame)
     # (the medium's height reads as a tower of two smalls; both stay small)

@@ -15,7 +15,8 @@ def mixed_crops():
 
     specs = [Spec("a", "red", "large"), Spec("b", "blue", "medium"), Spec("c", "yellow", "small"),
              Spec("d", "green", "large")]
-    pieces = [(upright if i % 2 else flat)(sp, (-90.0 + 60 * i, 20.0 * (i % 2)), 30.0 * i) for i, sp in enumerate(specs)]
+    pieces = [(upright if i % 2 else flat)(sp, (-90.0 + 60 * i, 20.0 * (i % 2)), 30.0 * i)
+              for i, sp in enumerate(specs)]
     r, frame, cal = render_table(pieces, seed=5)
     pts, valid = height_map(frame, cal)
     boxes = np.array([o.box for o in r.objects if o.box is not None], np.float32)

@@ -213,6 +213,8 @@ def pyramid_verdict(fit, verdicts: Sequence["Verdict | None"] | None) -> "Verdic
 class PieceClassifier:
     """Trained weights -> probabilities per crop; `refine` rewrites a frame's Detections."""
 
+    turns_below_p: float = TURNS_BELOW_P  # `probabilities`' second look; 0 reads every crop once
+
     def __init__(self, weights: str | Path = DEFAULT_CLASSIFIER, *, background_p: float = 0.6,
                  orientation: str | Path | None = None, colors: str | Path | None = None, int8: bool = True):
         """`int8`: read crops with the nets' int8 copies where up-to-date ones sit beside the
@@ -265,15 +267,15 @@ class PieceClassifier:
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """Class probabilities per crop: `read_once`, and for each crop read less surely than
-        TURNS_BELOW_P the mean over it and its three quarter turns.
+        `turns_below_p` (TURNS_BELOW_P) the mean over it and its three quarter turns.
 
         Why: the net learnt with quarter turns, so each turn is a second look at the same piece,
         and its errors sit where it is unsure (crops it reads at 0.9 or more: 99.8 % right). On
-        the crops of 200 fresh tables each (433600-, 433000-) turning every crop took colour x
-        size from 97.65 to 98.01 % and from 97.89 to 98.10 % at four times the net's cost;
-        turning only the unsure ones (7-8 % of crops) gave 98.00 and 98.10 %."""
+        the crops of 200 tables each that training never saw (433600-, 433000-), turning every
+        crop took colour x size from 97.65 to 98.01 % and from 97.89 to 98.10 % at four times
+        the net's cost; turning only the unsure ones (7-8 % of crops) gave 98.00 and 98.10 %."""
         p = self.read_once(x)
-        unsure = np.nonzero(p.max(axis=1) < TURNS_BELOW_P)[0]
+        unsure = np.nonzero(p.max(axis=1) < self.turns_below_p)[0]
         if len(unsure):
             turned = np.concatenate([np.rot90(x[unsure], k, axes=(2, 3)) for k in (1, 2, 3)])
             q = self.read_once(turned).reshape(3, len(unsure), -1)
@@ -290,7 +292,8 @@ class PieceClassifier:
             raise ClassifierError("no orientation net loaded (models/zendo-orient.pt)")
         return softmax(self._runner(self.orient_net), to_tensor(x), N_ORIENTATIONS)
 
-    def verdicts(self, frame, table, detections: Detections, heights=None) -> list[Verdict | None]:
+    def verdicts(self, frame, table, detections: Detections, heights=None, turns: bool = False
+                 ) -> list[Verdict | None]:
         """One verdict per detection, narrowed to the question its detection asks. A pyramid
         detection: which pyramid, or nothing. Not which stone: on the tuning tables the detector
         called no stone a pyramid, and the two pyramid boxes the classifier gave stones over half
@@ -298,12 +301,18 @@ class PieceClassifier:
         "stone": which pyramid, when the pyramids hold at least PIECE_P of the reading (a small
         pyramid lying flat seen from above can pass for a stone) or its middle stands taller than
         a stone can (`stands_tall`); else which stone, or nothing. `heights`: the frame's
-        `height_map` when the caller has it already."""
+        `height_map` when the caller has it already. `turns`: read unsure crops again in their
+        quarter turns (`probabilities`), as the detector's own boxes are read (`refine`); a
+        later stage's probe (a tower's band, a nest's rim, a blob, `read_box`) is read once.
+
+        Why not the probes: their thresholds were set on the single reading, and their crops are
+        unsure by nature. Turned as well, fresh 434200- lost 16 true pieces (9 of them a nest's
+        inner piece or a tower's) against 4 gained."""
         out: list[Verdict | None] = [None] * len(detections)
         if len(detections) == 0:
             return out
         x, heights, valid = self._crops(frame, table, detections, heights)
-        p = self.probabilities(x)
+        p = self.probabilities(x) if turns else self.read_once(x)
         pyramid_p = p[:, :BACKGROUND].sum(axis=1)
         asks_pyramid = [bool(detections.is_pyramid[k]) or pyramid_p[k] >= PIECE_P
                         or stands_tall(heights, valid, detections.xyxy[k]) for k in range(len(detections))]
@@ -343,7 +352,7 @@ class PieceClassifier:
         """`refine`, and the pyramid boxes it dropped as "not a piece", each with the pyramids'
         share of its reading as its confidence: where that share is not small, the box may hold a
         piece after all (vision.doubts.box_doubts)."""
-        v = self.verdicts(frame, table, detections, heights)
+        v = self.verdicts(frame, table, detections, heights, turns=True)
         cls = detections.class_id.copy()
         conf = detections.confidence.copy()
         keep = np.ones(len(detections), bool)
