@@ -886,6 +886,22 @@ def test_the_bench_times_a_render_folder_without_a_saved_calibration(table, caps
     bench._main()
     out = json.loads(capsys.readouterr().out)
     assert out["frame"]["median_ms"] > 0 and out["pieces_per_frame"] > 0
+    assert out["second_look"] is True
+
+
+def test_the_bench_times_the_frame_without_the_classifiers_second_look_when_asked(table, capsys, monkeypatch):
+    """`--no-turns` reads every crop once, so the second look's cost is the difference of two runs."""
+    import sys
+
+    from vision import bench
+    from vision.classify import PieceClassifier
+
+    _, _, folder = table
+    monkeypatch.setattr(PieceClassifier, "turns_below_p", PieceClassifier.turns_below_p)  # put back afterwards
+    monkeypatch.setattr(sys, "argv", ["vision.bench", "--folders", str(folder), "--repeat", "1", "--no-turns"])
+    bench._main()
+    out = json.loads(capsys.readouterr().out)
+    assert out["second_look"] is False and out["frame"]["median_ms"] > 0
 
 
 def test_the_bench_names_a_folder_it_cannot_read_in_one_line(tmp_path):

@@ -29,10 +29,11 @@ def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, 
     det.warmup()
     rows: dict[str, list[float]] = {}
     pieces = []
-    crop_nets = None
+    crop_nets = second_look = None
     for frame, cal in frames_and_cals:
         pipe = Pipeline(det, cal)
         crop_nets = pipe.classifier.runtime if pipe.classifier is not None else None
+        second_look = pipe.classifier.turns_below_p > 0 if pipe.classifier is not None else None
         pipe.process(frame)  # warm
         for _ in range(repeat):
             r = pipe.process(frame)
@@ -48,6 +49,7 @@ def time_frames(frames_and_cals, *, device: str | None = None, repeat: int = 5, 
     out["device"] = det.device
     out["runtime"] = det.runtime  # onnx: the ONNX copy under ONNX Runtime (CPU); torch: the .pt
     out["crop_nets"] = crop_nets  # int8: the classifier's and orientation net's int8 copies (vision.quantize)
+    out["second_look"] = second_look  # the classifier reads unsure crops again, turned (off: --no-turns)
     if det.device.startswith("cuda"):
         import torch
 
@@ -142,7 +144,15 @@ def _main() -> None:
     ap.add_argument("--workers", type=int, nargs="*", default=None,
                     help="time a stream read by this many worker processes (several counts: one run each)")
     ap.add_argument("--threads", type=int, default=None, help="cores per worker (default: the cores / workers)")
+    ap.add_argument("--no-turns", action="store_true",
+                    help="read every crop once: time the frame without the classifier's second look at unsure crops")
     a = ap.parse_args()
+    if a.no_turns:
+        if a.workers:
+            raise SystemExit("python -m vision.bench: --no-turns times frames in this process; leave out --workers")
+        from .classify import PieceClassifier
+
+        PieceClassifier.turns_below_p = 0.0
     pairs = []
     for f in a.folders:
         try:
