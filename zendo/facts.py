@@ -179,7 +179,7 @@ class FlippedPredicates(Mapping):
 
 def named(predicates: Mapping[PredicateKey, Predicate], name: str) -> list[Predicate]:
     """The predicates of one name in a koan's mapping, lazy or not."""
-    if isinstance(predicates, (LazyPredicates, FlippedPredicates)):
+    if hasattr(predicates, "named"):  # LazyPredicates, FlippedPredicates: work out only that group
         return predicates.named(name)
     return [p for p in predicates.values() if p.name == name]
 

@@ -20,11 +20,13 @@ class Rule:
     cond: object
     negated: bool = False
     _fn: Callable = field(init=False, repr=False, compare=False, hash=False, default=None)
+    _reads: frozenset = field(init=False, repr=False, compare=False, hash=False, default=frozenset())
 
     def __post_init__(self) -> None:
         if A.Amb in {type(x) for x in _walk(self.cond)}:
             raise ValueError("a Rule cannot hold an ambiguous condition")
         object.__setattr__(self, "_fn", compile_cond(self.cond))
+        object.__setattr__(self, "_reads", reads(self.cond))  # marking asks it of every alternative koan
 
     def evaluate(self, facts: KoanFacts) -> bool:
         """True when the koan has the Buddha-nature (white). Pure; reads facts only."""
@@ -40,7 +42,7 @@ class Rule:
 
     def reads(self) -> frozenset[str]:
         """Names of the facts predicates (touching, pointing, ...) this rule depends on."""
-        return reads(self.cond)
+        return self._reads
 
     def __str__(self) -> str:
         return self.canonical()
