@@ -121,3 +121,36 @@ def test_a_piece_whose_picture_and_own_pixels_read_two_colours_may_be_a_tower_of
     assert two_colours_doubt(lying, 0.899, green, []) == []  # only an upright piece stacks so
     blue_beside = upright(Spec("b", "blue", "large"), (30.0, 0.0), 0)
     assert two_colours_doubt(small, 0.899, green, [blue_beside]) == []  # the crop read the neighbour
+
+
+def test_a_piece_read_black_under_the_rim_of_the_piece_on_it_may_be_any_colour():
+    """Fresh 434930: green, blue and yellow larges one on another, read as a black large (the
+    blue's 50 px band, read black 0.99) with the yellow on it and the green unseen. Under a rim
+    any colour darkens to black, so the piece may be any other colour, and such a doubt is
+    taken together with a piece another doubt adds: "at least one green piece and at least one
+    blue piece" is a judgment call, naming both."""
+    from vision.color_check import DOUBT_P, shade_doubts
+    from vision.colors import ColorReading
+    from zendo.build import tower
+    from zendo.doubts import describe
+    from zendo.relations import RelationsConfig, koan_facts
+    from zendo.rules import mark_perceived, parse_rule
+
+    lower, upper = tower([Spec("a", "black", "large"), Spec("b", "yellow", "large")])
+    black = ColorReading("black", 0.99, "blue", 0.005)
+    doubts = shade_doubts(lower, black, [upper])
+    assert sorted(d["color"] for d in doubts) == ["blue", "green", "red", "yellow"]
+    assert all(d["why"] == "shade" and d["size"] == "large" and d["piece"] == "a" for d in doubts)
+    assert describe(doubts[0]).endswith("it was read black in the shadow of the piece on it")
+    assert shade_doubts(upper, black, [lower]) == []  # nothing rests on the top piece
+    assert shade_doubts(lower, replace(black, color="blue"), [upper]) == []  # read in a colour
+    assert shade_doubts(lower, replace(black, p=DOUBT_P - 0.1), [upper]) == []  # hardly read at all
+    assert shade_doubts(replace(lower, color="yellow"), black, [upper])[0]["color"] != "yellow"  # the crop's stays its own
+    held = {"kind": "held", "piece": "a", "height_mm": 4.1}  # the fit floats: a piece may stand under it
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    rule = parse_rule("it contains at least one green piece and at least one blue piece")
+    koan = [lower, upper]
+    for alone in ([held], doubts):
+        assert not mark_perceived(rule, facts(koan), koan, alone, facts).judgment_call
+    m = mark_perceived(rule, facts(koan), koan, [held, *doubts], facts)
+    assert m.mark == "black" and m.judgment_call and {d["kind"] for d in m.doubts} == {"class", "held"}

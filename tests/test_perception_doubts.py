@@ -1223,8 +1223,8 @@ def test_a_piece_mostly_out_of_the_picture_may_stand_or_lie_any_way():
     from vision.pose import PieceFit
 
     standing = upright(Spec("p1", "black", "large"), (0.0, 0.0), 0)
-    sure = Detections(np.zeros((1, 4), np.float32), np.array([0]), np.ones(1, np.float32),
-                      orientation=np.array([[1.0, 0.0, 0.0]], np.float32))
+    inside = np.array([[300.0, 200.0, 340.0, 260.0]], np.float32)  # a box clear of the picture's edge
+    sure = Detections(inside, np.array([0]), np.ones(1, np.float32), orientation=np.array([[1.0, 0.0, 0.0]], np.float32))
     fits = [PieceFit(standing, 1.0, FEW_POINTS + 50, 0.1, "upright", 0.9, 0)]
     shape = (480, 640)
 
@@ -1243,7 +1243,31 @@ def test_a_piece_mostly_out_of_the_picture_may_stand_or_lie_any_way():
     assert (d["piece"], d["as"], d["why"]) == ("p1", "flat", "cut")
     m = judged("all its pieces are flat", [standing], [d])
     assert m.mark == "black" and m.judgment_call
-    assert m.doubts[0]["text"] == "p1 may be lying flat: over a quarter of it is out of the picture"
+    assert m.doubts[0]["text"] == "p1 may be lying flat: the picture's edge cuts it off"
+
+
+def test_a_piece_whose_box_the_pictures_edge_cuts_may_stand_or_lie_any_way():
+    """Fresh 434913: a black large lying with a yellow medium nested in it, most of it beyond
+    the picture's edge, read as a black medium standing whose outline lies mostly in view (a
+    class doubt said it may be larger, standing); "two or more upright pieces" was wrong with no
+    flag. What shows of a piece the edge cuts tells neither its size nor how it stands."""
+    from vision.detect import EDGE_PX, Detections
+    from vision.doubts import FEW_POINTS, orientation_doubts
+    from vision.pose import PieceFit
+
+    standing = upright(Spec("p1", "black", "medium"), (0.0, 0.0), 0)
+    fits = [PieceFit(standing, 1.0, FEW_POINTS + 50, 0.1, "upright", 0.9, 0)]
+    in_view = lambda pts: np.column_stack([320 + 2 * pts[:, 0], 240 + 2 * pts[:, 1]])  # wholly in the picture
+
+    def boxed(x1: float):
+        box = np.array([[x1 - 60.0, 200.0, x1, 260.0]], np.float32)
+        return Detections(box, np.array([0]), np.ones(1, np.float32), orientation=np.array([[1.0, 0.0, 0.0]], np.float32))
+
+    assert orientation_doubts(fits, boxed(600.0), in_view, (480, 640)) == []
+    (d,) = orientation_doubts(fits, boxed(639.0 - EDGE_PX), in_view, (480, 640))
+    assert (d["piece"], d["as"], d["why"]) == ("p1", "flat", "cut")
+    other = upright(Spec("p2", "green", "medium"), (60.0, 0.0), 0)
+    assert judged("it contains two or more upright pieces", [standing, other], [d]).judgment_call
 
 
 def test_a_loosely_fitted_piece_that_may_lie_another_way_makes_a_pointing_mark_a_judgment_call():
@@ -2619,6 +2643,26 @@ def test_two_pieces_hidden_where_the_camera_saw_nothing_amiss_are_not_taken_toge
     covers_both = [{"kind": "covers", "piece": "p1"}, {"kind": "covers", "piece": "p2"}]
     assert list(joint_added_alternatives(mediums, covers_both)) == []
     assert not judged(GREEN_AND_BLUE, mediums, covers_both).judgment_call
+
+
+def test_a_piece_seen_on_a_piece_and_one_hidden_under_it_are_taken_together():
+    """Fresh 435059: a blue medium on a red one with a yellow small under both, beside a green
+    small, read as the blue medium on the table. Depth left room for a medium on it (a "stacked"
+    doubt, "on": the stage weighed one), and any upright medium may cover a small. Neither alone
+    gives the koan all four colours; together they do. A stacked doubt rests on what depth
+    showed, so only two "covers" doubts are never paired."""
+    from zendo.doubts import UNSEEN_KINDS, joint_added_alternatives
+
+    koan = [lone("blue", "medium"), upright(Spec("p2", "green", "small"), (40, 0), 0)]
+    doubts = [{"kind": "covers", "piece": "p1"}, {"kind": "stacked", "piece": "p1", "where": "on"}]
+    rule = "it contains at least one piece of each of the four colors"
+    for d in doubts:
+        assert not judged(rule, koan, [d]).judgment_call
+    assert UNSEEN_KINDS == ("covers",)
+    together = list(joint_added_alternatives(koan, doubts))
+    assert len(together) == 10 * 5 and all(len(alt) == 4 for alt, _ in together)
+    m = judged(rule, koan, doubts)
+    assert m.mark == "black" and m.judgment_call and {d["kind"] for d in m.doubts} == {"covers", "stacked"}
 
 
 def test_an_added_piece_the_master_ruled_out_is_not_taken_together_with_the_others():

@@ -281,7 +281,7 @@ def test_a_yellow_band_read_black_under_a_blue_medium_is_a_judgment_call():
     lower, upper = sorted(res.scene.pieces, key=lambda q: q.origin[2])
     assert (lower.color, lower.size, upper.color, upper.size) == ("black", "medium", "blue", "medium")
     doubts = doubts_of(res, "class")
-    assert {"kind": "class", "piece": lower.id, "color": "yellow", "size": "medium"} in doubts
+    assert {"kind": "class", "piece": lower.id, "color": "yellow", "size": "medium", "why": "shade"} in doubts
     facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
     rule = parse_rule("it contains at least one medium yellow piece")
     m = mark_perceived(rule, facts(res.scene.pieces), list(res.scene.pieces), doubts, facts)

@@ -29,7 +29,7 @@ from zendo.shapes import near_pairs
 from .classify import pyramid_verdict
 from .colors import TABLE_MM, FrameColors
 from .pose import PieceFit, signed_distances
-from .towers import stands_on_table
+from .towers import carries, shaded_doubts, stands_on_table
 
 RECOLOR_P = 0.99
 TRUSTED_P = 0.9
@@ -95,6 +95,21 @@ def two_colours_doubt(piece: Piece, crop_p: float, got, neighbours: list[Piece])
     return [{"kind": "stacked", "piece": piece.id, "where": "on", "why": "colours"}]
 
 
+def shade_doubts(piece: Piece, got, neighbours: list[Piece]) -> list[dict]:
+    """Class doubts (`"why": "shade"`, towers.shaded_doubts) of every colour but black and the
+    piece's own where its own pixels read black (p >= DOUBT_P) and a neighbour rests on its tip:
+    those pixels are then a band under the upper piece's rim, in its shadow, as a tower's lower
+    band is (the towers stage reads such a band black in every colour too).
+
+    Why: fresh 434930, green, blue and yellow larges one on another, the blue's 50 px band read
+    black 0.99 and the piece recoloured black, its crop (the tower's) read yellow; "at least one
+    green piece and at least one blue piece" needed the blue and the green unseen under it, and
+    with no blue doubt the mark was wrong with no flag."""
+    if got.color != "black" or got.p < DOUBT_P or not carries(piece, neighbours):
+        return []
+    return shaded_doubts(piece, {piece.color})
+
+
 def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np.ndarray, np.ndarray],
                  project: Callable[[np.ndarray], np.ndarray], colors: FrameColors
                  ) -> tuple[Scene, list[PieceFit], list[dict]]:
@@ -117,6 +132,7 @@ def check_colors(scene: Scene, fits: list[PieceFit], verdicts, heights: tuple[np
             recolored[p.id] = got.color
         elif got.p >= DOUBT_P:
             doubts.append({"kind": "class", "piece": p.id, "color": got.color, "size": p.size, "p": round(got.p, 3)})
+        doubts += shade_doubts(p, got, around[p.id])
         doubts += two_colours_doubt(p, v.confidence, got, around[p.id])
     if not recolored:
         return scene, fits, doubts

@@ -247,11 +247,15 @@ def in_view_share(uv: np.ndarray, shape: tuple[int, int]) -> float:
     return float(inside) / area
 
 
-def _loose_why(f, project: Callable[[np.ndarray], np.ndarray] | None, shape: tuple[int, int] | None) -> str | None:
+def _loose_why(f, detections: Detections, project: Callable[[np.ndarray], np.ndarray] | None,
+               shape: tuple[int, int] | None) -> str | None:
     """Why a fitted piece may stand or lie any way whatever the net reads: "few" depth points of
-    its own, or "cut" by the picture's edge (with `project` and `shape`); else None."""
+    its own, or "cut" by the picture's edge (with `shape`: its box meets the edge, or, with
+    `project`, its outline lies mostly out of view); else None."""
     if 0 < f.n_points < FEW_POINTS:
         return "few"
+    if shape is not None and 0 <= f.detection < len(detections) and cut_by_edge(detections.xyxy[f.detection], shape):
+        return "cut"
     if project is not None and shape is not None and in_view_share(project(f.piece.vertices), shape) < IN_VIEW_MIN:
         return "cut"
     return None
@@ -304,7 +308,7 @@ def orientation_doubts(fits, detections: Detections, project: Callable[[np.ndarr
                 named.add(other)
                 out.append({"kind": "orientation", "piece": f.piece.id, "as": other, "p": round(float(probs[2]), 3),
                             "why": "weird"})
-        why = _loose_why(f, project, shape)
+        why = _loose_why(f, detections, project, shape)
         if why:  # as flat even where it lies: every other heading
             ways = ("flat",) if fitted == "upright" else ("upright", "flat")
             out += [{"kind": "orientation", "piece": f.piece.id, "as": name, "why": why}

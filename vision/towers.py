@@ -147,6 +147,11 @@ def _support(p: Piece, pieces: list[Piece], reach_mm: float = COAXIAL_MM) -> Pie
     return best
 
 
+def carries(p: Piece, pieces: list[Piece]) -> bool:
+    """Whether one of `pieces` rests on `p`'s tip (`_support` within ON_TIP_MM)."""
+    return any(_support(q, [p], ON_TIP_MM) is not None for q in pieces)
+
+
 def candidates(p: Piece, pieces: list[Piece], new_id: str) -> Iterator[Candidate]:
     """Every coaxial neighbour `p` could have that no fitted piece already is, about p's fitted
     axis and, where the fit leans more than LEVEL_COS, about the upright one too. Why: a lone
@@ -433,11 +438,22 @@ def _band_class_doubts(piece: Piece, reading: ColorReading, under_a_rim: bool = 
     if reading.runner_up != reading.color and reading.runner_up_p >= BAND_DOUBT_P:
         out.append({"kind": "class", "piece": piece.id, "color": reading.runner_up, "size": piece.size,
                     "p": round(reading.runner_up_p, 3)})
-    if reading.p < BAND_P or (under_a_rim and reading.color == "black"):
+    if under_a_rim and reading.color == "black":
+        return out + shaded_doubts(piece, {d["color"] for d in out})
+    if reading.p < BAND_P:
         named = {reading.color} | {d["color"] for d in out}
         out += [{"kind": "class", "piece": piece.id, "color": c, "size": piece.size}
                 for c in RAINBOW_COLORS if c not in named]
     return out
+
+
+def shaded_doubts(piece: Piece, named: set[str] = frozenset()) -> list[dict]:
+    """A class doubt (`"why": "shade"`) of every colour but black and `named` for a piece read
+    black from its band under another piece's rim: in that shadow any colour darkens to black,
+    so the reading says little, and such a doubt is paired with a piece added by another doubt
+    as a likely colour's is (zendo.doubts.joint_recoloured_added_alternatives)."""
+    return [{"kind": "class", "piece": piece.id, "color": c, "size": piece.size, "why": "shade"}
+            for c in RAINBOW_COLORS if c != "black" and c not in named]
 
 
 def _color_tower_candidate(scored: list[Candidate], base: Piece, on_table: bool, depth_mm, to_cam,
