@@ -7,7 +7,8 @@ alternative koan:
 - "class": a piece might be another colour or size (the classifier's runner-up was close, or
   the picture's edge cuts the piece, `"why": "cut"`, or it is one of two pieces of one colour
   read on one axis, in or on the other, whose picture may show the other's colour, `"why":
-  "nest"`, `"of"`: the other); a piece read too small is fitted to the
+  "nest"`, `"of"`: the other), or it was read black from a band under the rim of the piece on
+  it, where any colour darkens to black (`"why": "shade"`); a piece read too small is fitted to the
   top of what the camera saw, so a larger reading is also tried set down on the table
   (`read_as`);
 - "absent": a piece might not be there at all (a weak detection, a piece nested in a lying one,
