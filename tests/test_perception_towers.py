@@ -195,7 +195,32 @@ def test_a_same_size_tower_whose_band_shows_another_colour_is_found():
     assert band["piece"] == got["a"].id
     (alone,) = [piece_from_dict(q) for q in band["then"]]  # without it: the black one as fitted
     assert alone.id == got["b"].id and abs(float(alone.vertices[:, 2].min())) < 1.0
-    assert doubts_of(res, "stacked") == []
+    (third,) = doubts_of(res, "stacked")  # the band may be the lowest of two: third_piece_doubts
+    assert third == {"kind": "stacked", "piece": got["b"].id, "where": "under", "why": "third"}
+
+
+def test_a_tower_of_one_size_found_by_its_band_may_hold_a_third_piece_of_that_size():
+    """Fresh 434828: green, yellow and black mediums one on another, the yellow showing a 36 px
+    band, read as the black on the green; depth, from a fit 2.3 mm off the axis, showed the
+    tower no higher. The band read is the lowest that shows: "at least one medium yellow piece"
+    is a judgment call, and a piece that already has a stacked doubt gets no second one."""
+    from zendo.doubts import describe
+    from zendo.relations import RelationsConfig, koan_facts
+    from zendo.rules import mark_perceived, parse_rule
+    from vision.towers import third_piece_doubts
+
+    green, black = tower([Spec("p12", "green", "medium"), Spec("p8", "black", "medium")], (0, 0), 0)
+    (d,) = third_piece_doubts(["p8"])
+    assert d == {"kind": "stacked", "piece": "p8", "where": "under", "why": "third"}
+    assert describe(d) == ("another piece of p8's size may be stacked under it: the band under it may be "
+                           "the lowest of two pieces of its size")
+    assert third_piece_doubts(["p8"], frozenset({"p8"})) == []
+    facts = lambda ps: koan_facts("k", list(ps), RelationsConfig())
+    rule = parse_rule("it contains at least one medium yellow piece")
+    koan = [green, black]
+    assert not mark_perceived(rule, facts(koan), koan, [], facts).judgment_call
+    m = mark_perceived(rule, facts(koan), koan, [d], facts)
+    assert m.mark == "black" and m.judgment_call  # no yellow seen; one may stand between
 
 
 def test_a_tower_found_from_its_upper_piece_gives_the_lower_one_its_bands_colour():

@@ -293,6 +293,7 @@ def describe(d: Mapping) -> str:
         why = {"colours": ": its picture and its own pixels read two colours",
                "shrunk": ": it reads taller than its size",
                "top": ": the camera sees the tower reach higher than its tip",
+               "third": ": the band under it may be the lowest of two pieces of its size",
                "rim": ": a rim of another colour shows under its base"}.get(d.get("why"), "")
         return f"another piece of {d['piece']}'s size may be stacked {'under' if d.get('where') == 'under' else 'on'} it{why}"
     return _describe_missed(d)
@@ -1224,9 +1225,12 @@ def joint_recoloured_added_alternatives(pieces: Sequence[Piece], doubts: Iterabl
     once, and was wrong with no flag. A piece hidden under one ("covers") is paired here, as a
     class doubt rests on what the camera saw; only colours are changed, so each koan shares its
     relations with the addition's own (`FactsCache`). Only a colour the camera itself gave at
-    least RECOLOURED_P of its reading is paired (not, say, every colour of a band read black):
-    with every colour doubt, right marks flagged rose 0.04 points on the five tuning sets and
-    0.09 on 600 fresh tables (409000-), with this bound 0.01 and 0.03."""
+    least RECOLOURED_P of its reading is paired (not, say, every colour of a band read a colour
+    unsurely): with every colour doubt, right marks flagged rose 0.04 points on the five tuning
+    sets and 0.09 on 600 fresh tables (409000-), with this bound 0.01 and 0.03. A piece read
+    black in the shadow of the piece on it (`"why": "shade"`) is paired in every colour: that
+    reading says nothing of its colour (session 88, fresh 434930, a blue large read black between
+    a green one, unseen, and a yellow one; +0.04-0.05 points of right marks flagged)."""
     doubts = list(doubts)
     by_id = {p.id: p for p in pieces}
     recoloured = [d for d in doubts if d["kind"] == "class" and d["piece"] in by_id
