@@ -175,9 +175,7 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int],
     doubt): the doubts, 74 there, cost 5 more right marks flagged of 118,910."""
     out = []
     for f in fits:
-        if not 0 <= f.detection < len(detections):
-            continue
-        if not cut_by_edge(detections.xyxy[f.detection], shape):
+        if not _box_cut(f, detections, shape):
             continue
         p = f.piece
         x0, y0, x1, y1 = detections.xyxy[f.detection]
@@ -187,6 +185,12 @@ def cut_doubts(fits, detections: Detections, shape: tuple[int, int],
             if size != p.size and (sliver or size in larger_sizes(p.size)):
                 out.append({"kind": "class", "piece": p.id, "color": p.color, "size": size, "why": "cut"})
     return out
+
+
+def _box_cut(f, detections: Detections, shape: tuple[int, int]) -> bool:
+    """Whether the fit's own detection box meets the picture's edge (`cut_by_edge`); a piece a
+    later stage added, with no box of its own, is not."""
+    return 0 <= f.detection < len(detections) and bool(cut_by_edge(detections.xyxy[f.detection], shape))
 
 
 def without_repeats(doubts: list[dict]) -> list[dict]:
@@ -254,7 +258,7 @@ def _loose_why(f, detections: Detections, project: Callable[[np.ndarray], np.nda
     `project`, its outline lies mostly out of view); else None."""
     if 0 < f.n_points < FEW_POINTS:
         return "few"
-    if shape is not None and 0 <= f.detection < len(detections) and cut_by_edge(detections.xyxy[f.detection], shape):
+    if shape is not None and _box_cut(f, detections, shape):
         return "cut"
     if project is not None and shape is not None and in_view_share(project(f.piece.vertices), shape) < IN_VIEW_MIN:
         return "cut"

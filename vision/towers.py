@@ -438,13 +438,18 @@ def _band_class_doubts(piece: Piece, reading: ColorReading, under_a_rim: bool = 
     if reading.runner_up != reading.color and reading.runner_up_p >= BAND_DOUBT_P:
         out.append({"kind": "class", "piece": piece.id, "color": reading.runner_up, "size": piece.size,
                     "p": round(reading.runner_up_p, 3)})
+    named = {reading.color} | {d["color"] for d in out}
     if under_a_rim and reading.color == "black":
-        return out + shaded_doubts(piece, {d["color"] for d in out})
+        return out + shaded_doubts(piece, named)
     if reading.p < BAND_P:
-        named = {reading.color} | {d["color"] for d in out}
-        out += [{"kind": "class", "piece": piece.id, "color": c, "size": piece.size}
-                for c in RAINBOW_COLORS if c not in named]
+        out += _other_colours(piece, named)
     return out
+
+
+def _other_colours(piece: Piece, named: set[str], **why) -> list[dict]:
+    """A class doubt at the piece's size of every colour not `named` (and `why`'s fields)."""
+    return [{"kind": "class", "piece": piece.id, "color": c, "size": piece.size, **why}
+            for c in RAINBOW_COLORS if c not in named]
 
 
 def shaded_doubts(piece: Piece, named: set[str] = frozenset()) -> list[dict]:
@@ -452,8 +457,7 @@ def shaded_doubts(piece: Piece, named: set[str] = frozenset()) -> list[dict]:
     black from its band under another piece's rim: in that shadow any colour darkens to black,
     so the reading says little, and such a doubt is paired with a piece added by another doubt
     as a likely colour's is (zendo.doubts.joint_recoloured_added_alternatives)."""
-    return [{"kind": "class", "piece": piece.id, "color": c, "size": piece.size, "why": "shade"}
-            for c in RAINBOW_COLORS if c != "black" and c not in named]
+    return _other_colours(piece, {"black", *named}, why="shade")
 
 
 def _color_tower_candidate(scored: list[Candidate], base: Piece, on_table: bool, depth_mm, to_cam,
@@ -736,7 +740,7 @@ def over_the_top_doubts(pieces: list[Piece], up: PointsUp, doubted: frozenset[st
     out = []
     P, _, X, Y = up
     for p in pieces:
-        if p.id in doubted or p.axis[2] < UPRIGHT_COS or any(_support(q, [p], ON_TIP_MM) for q in pieces):
+        if p.id in doubted or p.axis[2] < UPRIGHT_COS or carries(p, pieces):
             continue  # not upright, or something read on its tip
         pts = P[_near_axis(X, Y, P, p.origin, TOP_REACH_MM)]
         if len(pts) >= TOP_MIN_POINTS:
